@@ -1,0 +1,80 @@
+# diagtop build. `make` builds the optimized build/diagtop; `make test` also builds an ASan+UBSan copy in
+# build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
+PREFIX ?= /usr/local
+CC ?= cc
+PKGS := libproc2 ncursesw libcjson
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(CFLAGS)
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/ui/*.c src/app/*.c))
+LIB_SRC := $(filter-out src/app/main.c,$(SRC))
+OBJ := $(SRC:%.c=build/obj/%.o)
+ASAN_OBJ := $(SRC:%.c=build/asan/obj/%.o)
+ASAN_LIB_OBJ := $(LIB_SRC:%.c=build/asan/obj/%.o)
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/asan/unit/%)
+TARGET_SRC := $(wildcard tests/targets/*.c)
+TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=build/targets/%)
+
+.PHONY: all deps test-deps run test bench install clean asan unit targets
+
+all: deps build/diagtop
+
+deps:
+	@scripts/deps.sh
+
+test-deps:
+	@scripts/deps.sh --test
+
+build/diagtop: $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
+
+build/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+build/asan/diagtop: $(ASAN_OBJ)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(PKG_LIBS)
+
+build/asan/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c -o $@ $<
+
+build/asan/unit/%: tests/unit/%.c tests/unit/check.h $(ASAN_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -Isrc -DFIXTURES_DIR=\"$(CURDIR)/tests/fixtures\" -o $@ $< $(ASAN_LIB_OBJ) $(PKG_LIBS)
+
+# Test targets: -g -O2 so that later stack tests find names and lines.
+build/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o $@ $<
+
+asan: build/asan/diagtop
+unit: $(UNIT_BIN)
+targets: $(TARGET_BIN)
+
+run: all
+	./build/diagtop
+
+test: test-deps
+	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop unit targets
+	@tests/run
+
+bench: all targets
+	@bench/refresh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 build/diagtop $(DESTDIR)$(PREFIX)/bin/diagtop
+	install -m 0644 docs/diagtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/diagtop.1
+
+clean:
+	rm -rf build
+
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)

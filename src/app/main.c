@@ -1,0 +1,73 @@
+/* diagtop: entry point. Parses the command line, merges settings, and hands over to a front end. */
+#include <locale.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../collect/users.h"
+#include "../ui/tui.h"
+#include "batch.h"
+#include "options.h"
+#include "settings.h"
+
+#ifndef DIAGTOP_VERSION
+#define DIAGTOP_VERSION "0.1.0"
+#endif
+
+/* The view options both front ends start from. */
+static int view_options(const struct options *o, const struct settings *s, struct procview_opts *vo)
+{
+    memset(vo, 0, sizeof *vo);
+    vo->sort = s->sort;
+    vo->reverse = s->reverse;
+    vo->tree = s->tree;
+    vo->show_threads = s->show_threads;
+    vo->npids = o->npids;
+    memcpy(vo->pids, o->pids, sizeof vo->pids);
+    if (o->user_set) {
+        if (users_lookup(o->user, &vo->user) < 0) {
+            fprintf(stderr, "diagtop: -u: unknown user '%s'\n", o->user);
+            return -1;
+        }
+        vo->user_set = 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "");
+    struct options o;
+    char err[512];
+    if (options_parse(&o, argc, argv, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop: %s\n", err);
+        return 2;
+    }
+    if (o.help) {
+        fputs(options_usage, stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("diagtop %s\n", DIAGTOP_VERSION);
+        return 0;
+    }
+
+    struct settings s;
+    settings_defaults(&s);
+    char path[4096] = "";
+    if (settings_path(path, sizeof path) == 0 && settings_load(&s, path, err, sizeof err) != 0)
+        fprintf(stderr, "diagtop: %s\n", err);
+    options_apply(&o, &s);
+
+    struct procview_opts vo;
+    if (view_options(&o, &s, &vo) < 0) return 2;
+    if (o.batch) return batch_run(&o, &s, &vo);
+
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "diagtop: not a terminal; use -b for batch output (or --json)\n");
+        return 2;
+    }
+    struct tui_config tc = {&s, &vo, path[0] ? path : NULL, o.no_color || (getenv("NO_COLOR") && *getenv("NO_COLOR"))};
+    return tui_run(&tc);
+}

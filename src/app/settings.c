@@ -1,0 +1,112 @@
+#include "settings.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/fileio.h"
+#include "../util/text.h"
+
+void settings_defaults(struct settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->ncols = columns_default(s->cols, COL_COUNT);
+    s->sort = COL_CPU;
+    s->delay = 1.5;
+}
+
+int settings_path(char *buf, size_t bufsz)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg == '/') snprintf(buf, bufsz, "%s/diagtop/config", xdg);
+    else if (home && *home) snprintf(buf, bufsz, "%s/.config/diagtop/config", home);
+    else return -1;
+    return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) *out = 1;
+    else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0) *out = 0;
+    else return -1;
+    return 0;
+}
+
+int settings_apply_line(struct settings *s, const char *line)
+{
+    char key[32], value[512];
+    if (line[0] == '#' || line[0] == '\0') return 0;
+    if (sscanf(line, " %31[a-z_] = %511[^\n]", key, value) != 2) return -1;
+    char err[128];
+    if (strcmp(key, "sort") == 0) {
+        const struct column *c = columns_find(value);
+        if (!c) return -1;
+        s->sort = c->id;
+    } else if (strcmp(key, "reverse") == 0) {
+        return parse_bool(value, &s->reverse);
+    } else if (strcmp(key, "tree") == 0) {
+        return parse_bool(value, &s->tree);
+    } else if (strcmp(key, "threads") == 0) {
+        return parse_bool(value, &s->show_threads);
+    } else if (strcmp(key, "delay") == 0) {
+        return text_parse_seconds(value, &s->delay);
+    } else if (strcmp(key, "columns") == 0) {
+        enum column_id cols[COL_COUNT];
+        int n = columns_parse_list(value, cols, COL_COUNT, err, sizeof err);
+        if (n < 0) return -1;
+        memcpy(s->cols, cols, sizeof cols);
+        s->ncols = n;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+int settings_load(struct settings *s, const char *path, char *err, size_t errlen)
+{
+    char text[8192];
+    ssize_t n = fileio_read_at(AT_FDCWD, path, text, sizeof text);
+    if (n == -ENOENT) return 0;
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror((int)-n));
+        return 1;
+    }
+    int bad = 0, lineno = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        lineno++;
+        if (settings_apply_line(s, line) < 0 && !bad) {
+            snprintf(err, errlen, "%s:%d: ignoring unknown setting", path, lineno);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+void settings_format(const struct settings *s, char *buf, size_t bufsz)
+{
+    char cols[512] = "";
+    size_t off = 0;
+    for (int i = 0; i < s->ncols && off < sizeof cols; i++)
+        off += (size_t)snprintf(cols + off, sizeof cols - off, "%s%s", i ? "," : "", columns_table[s->cols[i]].key);
+    snprintf(buf, bufsz,
+             "# diagtop settings, written by diagtop\n"
+             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\n",
+             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads);
+}
+
+int settings_save(const struct settings *s, const char *path, char *err, size_t errlen)
+{
+    char dir[4096], text[2048];
+    snprintf(dir, sizeof dir, "%s", path);
+    int rc = fileio_mkdirs(dirname(dir), 0700);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot create the directory of %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    settings_format(s, text, sizeof text);
+    return fileio_write_atomic(path, text, strlen(text), 0644, err, errlen);
+}

@@ -1,0 +1,84 @@
+#include "procstat.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads the next space-separated decimal field (possibly negative) and advances *p. */
+static int next_ll(const char **p, const char *end, long long *out)
+{
+    const char *s = *p;
+    while (s < end && *s == ' ') s++;
+    if (s >= end) return -1;
+    int neg = 0;
+    if (*s == '-') { neg = 1; s++; }
+    if (s >= end || *s < '0' || *s > '9') return -1;
+    unsigned long long v = 0;
+    while (s < end && *s >= '0' && *s <= '9') v = v * 10 + (unsigned long long)(*s++ - '0');
+    *out = neg ? -(long long)v : (long long)v;
+    *p = s;
+    return 0;
+}
+
+int procstat_parse(const char *buf, size_t len, struct procstat *out)
+{
+    const char *end = buf + len;
+    const char *open = memchr(buf, '(', len);
+    const char *close = NULL;
+    for (const char *q = end - 1; q > buf; q--)
+        if (*q == ')') { close = q; break; }
+    if (!open || !close || close < open) return -1;
+
+    memset(out, 0, sizeof *out);
+    out->pid = atoi(buf);
+    size_t clen = (size_t)(close - open - 1);
+    if (clen >= sizeof out->comm) clen = sizeof out->comm - 1;
+    memcpy(out->comm, open + 1, clen);
+    out->comm[clen] = '\0';
+
+    const char *p = close + 1;
+    while (p < end && *p == ' ') p++;
+    if (p >= end) return -1;
+    out->state = *p++;
+
+    /* Fields 4.. (1-based, as in proc(5)); we keep the ones we use. */
+    long long f[52];
+    int n = 0;
+    while (n < 49 && next_ll(&p, end, &f[n]) == 0) n++;
+    if (n < 21) return -1; /* up to and including rss (field 24) */
+#define F(k) f[(k) - 4]
+    out->ppid = (int)F(4);
+    out->flags = (unsigned int)F(9);
+    out->minflt = (unsigned long long)F(10);
+    out->majflt = (unsigned long long)F(12);
+    out->utime = (unsigned long long)F(14);
+    out->stime = (unsigned long long)F(15);
+    out->cutime = (unsigned long long)F(16);
+    out->cstime = (unsigned long long)F(17);
+    out->priority = (long)F(18);
+    out->nice = (long)F(19);
+    out->num_threads = (long)F(20);
+    out->starttime = (unsigned long long)F(22);
+    out->vsize = (unsigned long long)F(23);
+    out->rss = F(24);
+    if (n >= 39 - 3) out->processor = (int)F(39);
+    if (n >= 41 - 3) {
+        out->rt_priority = (unsigned int)F(40);
+        out->policy = (unsigned int)F(41);
+    }
+#undef F
+    return 0;
+}
+
+int procstat_parse_statm(const char *buf, struct procstatm *out)
+{
+    const char *p = buf, *end = buf + strlen(buf);
+    long long v[7];
+    for (int i = 0; i < 7; i++)
+        if (next_ll(&p, end, &v[i]) < 0) return -1;
+    out->size = (unsigned long long)v[0];
+    out->resident = (unsigned long long)v[1];
+    out->shared = (unsigned long long)v[2];
+    out->text = (unsigned long long)v[3];
+    out->data = (unsigned long long)v[5];
+    return 0;
+}

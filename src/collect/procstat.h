@@ -1,0 +1,36 @@
+/* procstat: parsers for /proc/PID/stat and /proc/PID/statm text. Pure functions, no I/O. */
+#ifndef DIAGTOP_PROCSTAT_H
+#define DIAGTOP_PROCSTAT_H
+#include <stddef.h>
+
+#define PROCSTAT_COMM_MAX 64
+#define PROCSTAT_PF_KTHREAD 0x00200000u /* task flag of kernel threads (include/linux/sched.h) */
+
+struct procstat {
+    int pid;
+    char comm[PROCSTAT_COMM_MAX]; /* raw bytes as the kernel gave them (not sanitized) */
+    char state;
+    int ppid;
+    unsigned int flags;
+    unsigned long long minflt, majflt;
+    unsigned long long utime, stime;   /* clock ticks */
+    unsigned long long cutime, cstime; /* clock ticks, waited-for children */
+    long priority, nice, num_threads;
+    unsigned long long starttime; /* clock ticks after boot */
+    unsigned long long vsize;     /* bytes */
+    long long rss;                /* pages */
+    int processor;
+    unsigned int rt_priority, policy;
+};
+
+struct procstatm {
+    unsigned long long size, resident, shared, text, data; /* pages */
+};
+
+/* Parses one stat line. The command name sits between the first '(' and the LAST ')' and may itself contain
+ * spaces, parentheses and any byte. Returns 0, or -1 if the text is not a stat line. */
+int procstat_parse(const char *buf, size_t len, struct procstat *out);
+
+/* Parses statm ("size resident shared text lib data dt"). Returns 0 or -1. */
+int procstat_parse_statm(const char *buf, struct procstatm *out);
+#endif

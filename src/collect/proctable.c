@@ -1,0 +1,543 @@
+#include "proctable.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "growth.h"
+#include "procstat.h"
+#include "systotals.h"
+
+#define STAT_TEXT_MAX 1024
+#define CMDLINE_MAX (64 * 1024)
+#define EXE_RECHECK_SECONDS 5.0   /* how often a shown row's exe identity is re-checked for an exec */
+#define AGENT_RECHECK_SECONDS 5.0 /* an agent can start listening at any time */
+#define YOUNG_PROCESS_SECONDS 2.0 /* a JVM maps libjvm.so shortly after exec: classify again */
+#define FD_RESERVE 64             /* descriptors left for everything else */
+
+/* One process or thread, as long as it keeps its identity (pid, start time). */
+struct proc_entry {
+    struct proc_row row;
+    struct proc_entry *next; /* hash chain */
+    int stat_fd, statm_fd;
+    unsigned gen;
+    unsigned long long prev_ticks;
+    int have_prev;
+    struct growth growth;
+    /* Caches of this identity, dropped when the program changes (exec). */
+    char *cmdline;
+    int cmdline_tried;
+    char *exe;
+    int exe_tried;
+    dev_t exe_dev;
+    ino_t exe_ino;
+    double exe_checked;
+    int runtime_tried;
+    double agent_checked;
+};
+
+struct proctable {
+    int procfd;
+    struct proc_entry **buckets;
+    size_t nbuckets, nentries;
+    unsigned gen;
+    double last_time, interval;
+    long hertz, page_size;
+    unsigned long long mem_total;
+    size_t kept_fds, max_kept_fds;
+    struct proc_row **rows;
+    size_t nrows, rows_cap;
+    struct task_counts counts;
+    char text[STAT_TEXT_MAX];
+};
+
+static size_t bucket_of(const struct proctable *t, int pid) { return ((unsigned)pid * 2654435761u) % t->nbuckets; }
+
+static struct proc_entry *entry_find(struct proctable *t, int pid)
+{
+    for (struct proc_entry *e = t->buckets[bucket_of(t, pid)]; e; e = e->next)
+        if (e->row.pid == pid) return e;
+    return NULL;
+}
+
+static void table_grow(struct proctable *t)
+{
+    size_t nb = t->nbuckets * 2;
+    struct proc_entry **b = calloc(nb, sizeof *b);
+    if (!b) return; /* longer chains, still correct */
+    struct proc_entry **old = t->buckets;
+    size_t oldn = t->nbuckets;
+    t->buckets = b;
+    t->nbuckets = nb;
+    for (size_t i = 0; i < oldn; i++) {
+        for (struct proc_entry *e = old[i], *next; e; e = next) {
+            next = e->next;
+            size_t k = bucket_of(t, e->row.pid);
+            e->next = b[k];
+            b[k] = e;
+        }
+    }
+    free(old);
+}
+
+static struct proc_entry *entry_add(struct proctable *t, int pid)
+{
+    struct proc_entry *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->row.pid = pid;
+    e->stat_fd = e->statm_fd = -1;
+    if (t->nentries + 1 > t->nbuckets * 2) table_grow(t);
+    size_t k = bucket_of(t, pid);
+    e->next = t->buckets[k];
+    t->buckets[k] = e;
+    t->nentries++;
+    return e;
+}
+
+static void close_fd(struct proctable *t, int *fd)
+{
+    if (*fd < 0) return;
+    close(*fd);
+    *fd = -1;
+    t->kept_fds--;
+}
+
+/* Forgets what belongs to the program the identity ran (on exec or a new identity). */
+static void entry_drop_program_caches(struct proc_entry *e)
+{
+    free(e->cmdline);
+    free(e->exe);
+    e->cmdline = e->exe = NULL;
+    e->cmdline_tried = e->exe_tried = e->runtime_tried = 0;
+    e->exe_checked = 0;
+    e->row.cmdline = e->row.exe = NULL;
+    e->row.cmdline_len = 0;
+    e->row.exe_deleted = 0;
+    e->row.runtime = RUNTIME_UNKNOWN;
+    e->row.agent = 0;
+}
+
+static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
+{
+    entry_drop_program_caches(e);
+    close_fd(t, &e->statm_fd);
+    e->have_prev = 0;
+    memset(&e->growth, 0, sizeof e->growth);
+    e->row.uid_known = 0;
+    e->row.shared_bytes = -1;
+}
+
+static void entry_free(struct proctable *t, struct proc_entry *e)
+{
+    entry_drop_program_caches(e);
+    close_fd(t, &e->stat_fd);
+    close_fd(t, &e->statm_fd);
+    free(e);
+}
+
+/* Opens "<path>" under /proc, keeping it only while the descriptor budget allows. */
+static int open_kept(struct proctable *t, const char *path, int *keep)
+{
+    int fd = openat(t->procfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    *keep = t->kept_fds < t->max_kept_fds;
+    if (*keep) t->kept_fds++;
+    return fd;
+}
+
+/* Path of an entry's file below /proc: "PID/name" or "TGID/task/TID/name". */
+static void entry_path(const struct proc_entry *e, const char *name, char *buf, size_t bufsz)
+{
+    if (e->row.is_thread) snprintf(buf, bufsz, "%d/task/%d/%s", e->row.tgid, e->row.pid, name);
+    else snprintf(buf, bufsz, "%d/%s", e->row.pid, name);
+}
+
+/* Reads a small file of the entry through a kept descriptor when possible. A kept descriptor of an exited process
+ * fails (ESRCH) rather than reading a newcomer with the same pid: then reopen once. */
+static ssize_t entry_read(struct proctable *t, struct proc_entry *e, int *fd, const char *name, char *buf,
+                          size_t bufsz)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (*fd < 0) {
+            char path[96];
+            int keep;
+            entry_path(e, name, path, sizeof path);
+            int nfd = open_kept(t, path, &keep);
+            if (nfd < 0) return nfd;
+            if (!keep) {
+                ssize_t r = fileio_pread_all(nfd, buf, bufsz);
+                close(nfd);
+                return r;
+            }
+            *fd = nfd;
+        }
+        ssize_t r = fileio_pread_all(*fd, buf, bufsz);
+        if (r > 0) return r;
+        close_fd(t, fd);
+        if (r == 0) return -ESRCH;
+    }
+    return -ESRCH;
+}
+
+/* Samples one process or thread from its stat file; returns 0 if it is (still) there. */
+static int entry_sample(struct proctable *t, struct proc_entry *e, double now, int first_refresh)
+{
+    ssize_t n = entry_read(t, e, &e->stat_fd, "stat", t->text, sizeof t->text);
+    struct procstat ps;
+    if (n <= 0 || procstat_parse(t->text, (size_t)n, &ps) < 0) return -1;
+
+    struct proc_row *r = &e->row;
+    if (e->gen == 0 || ps.starttime != r->start_ticks) {
+        if (e->gen != 0) entry_reset_identity(t, e);
+        r->start_ticks = ps.starttime;
+        struct stat st; /* /proc/PID files belong to the process's effective uid */
+        if (e->stat_fd >= 0 && fstat(e->stat_fd, &st) == 0) {
+            r->uid = st.st_uid;
+            r->uid_known = 1;
+        }
+        r->shared_bytes = -1;
+    } else if (strcmp(r->comm, ps.comm) != 0) {
+        entry_drop_program_caches(e); /* a new name: most likely an exec */
+    }
+    if (!r->uid_known) {
+        char path[96];
+        struct stat st;
+        entry_path(e, "", path, sizeof path);
+        if (fstatat(t->procfd, path, &st, 0) == 0) {
+            r->uid = st.st_uid;
+            r->uid_known = 1;
+        }
+    }
+    memcpy(r->comm, ps.comm, sizeof r->comm);
+    r->state = ps.state;
+    r->ppid = ps.ppid;
+    r->is_kernel = (ps.flags & PROCSTAT_PF_KTHREAD) != 0;
+    r->priority = ps.priority;
+    r->nice = ps.nice;
+    r->nlwp = ps.num_threads;
+    r->utime = ps.utime;
+    r->stime = ps.stime;
+    r->vsize_bytes = ps.vsize;
+    r->rss_bytes = ps.rss > 0 ? (unsigned long long)ps.rss * (unsigned long long)t->page_size : 0;
+    r->mem_percent = t->mem_total ? 100.0 * (double)r->rss_bytes / (double)t->mem_total : 0.0;
+
+    /* CPU% over the interval. A process first seen after the first refresh started within the interval, so all
+     * its ticks belong to it; on the first refresh there is no interval yet. */
+    unsigned long long ticks = ps.utime + ps.stime;
+    double interval = now - t->last_time;
+    unsigned long long base = e->have_prev ? e->prev_ticks : 0;
+    if ((e->have_prev || !first_refresh) && interval > 0 && ticks >= base)
+        r->cpu_percent = 100.0 * (double)(ticks - base) / ((double)t->hertz * interval);
+    else
+        r->cpu_percent = 0.0;
+    e->prev_ticks = ticks;
+    e->have_prev = 1;
+
+    r->growth_known = growth_add(&e->growth, now, r->rss_bytes, &r->growth_bytes_per_min);
+    return 0;
+}
+
+static int parse_pid(const char *name)
+{
+    int pid = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        pid = pid * 10 + (*p - '0');
+        if (pid > 1 << 30) return 0;
+    }
+    return pid;
+}
+
+static void rows_push(struct proctable *t, struct proc_row *r)
+{
+    if (t->nrows == t->rows_cap) {
+        size_t cap = t->rows_cap ? t->rows_cap * 2 : 1024;
+        struct proc_row **nr = realloc(t->rows, cap * sizeof *nr);
+        if (!nr) return;
+        t->rows = nr;
+        t->rows_cap = cap;
+    }
+    t->rows[t->nrows++] = r;
+}
+
+static void count_state(struct task_counts *c, char state)
+{
+    c->total++;
+    switch (state) {
+    case 'R': c->running++; break;
+    case 'T': case 't': c->stopped++; break;
+    case 'Z': c->zombie++; break;
+    default: c->sleeping++; break;
+    }
+}
+
+/* Looks up or creates the entry of pid and samples it; returns it, or NULL when it vanished. */
+static struct proc_entry *visit(struct proctable *t, int pid, int tgid, double now, int first)
+{
+    struct proc_entry *e = entry_find(t, pid);
+    if (!e) {
+        e = entry_add(t, pid);
+        if (!e) return NULL;
+    }
+    e->row.is_thread = pid != tgid;
+    e->row.tgid = tgid;
+    if (entry_sample(t, e, now, first) < 0) return NULL; /* vanished: swept below */
+    e->gen = t->gen;
+    return e;
+}
+
+static void visit_threads(struct proctable *t, struct proc_entry *proc, double now, int first)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%d/task", proc->row.pid);
+    int dfd = openat(t->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int tid = parse_pid(de->d_name);
+        if (tid <= 0 || tid == proc->row.pid) continue;
+        struct proc_entry *th = visit(t, tid, proc->row.pid, now, first);
+        if (!th) continue;
+        th->row.uid = proc->row.uid;
+        th->row.uid_known = proc->row.uid_known;
+        rows_push(t, &th->row);
+        t->counts.threads++;
+    }
+    closedir(d);
+}
+
+static void sweep(struct proctable *t)
+{
+    for (size_t i = 0; i < t->nbuckets; i++) {
+        struct proc_entry **pp = &t->buckets[i];
+        while (*pp) {
+            struct proc_entry *e = *pp;
+            if (e->gen != t->gen) {
+                *pp = e->next;
+                t->nentries--;
+                entry_free(t, e);
+            } else {
+                pp = &e->next;
+            }
+        }
+    }
+}
+
+struct proctable *proctable_new(void)
+{
+    struct proctable *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    t->nbuckets = 4096;
+    t->buckets = calloc(t->nbuckets, sizeof *t->buckets);
+    if (t->procfd < 0 || !t->buckets) {
+        proctable_free(t);
+        return NULL;
+    }
+    t->hertz = sysconf(_SC_CLK_TCK);
+    t->page_size = sysconf(_SC_PAGESIZE);
+    /* Kept descriptors make a refresh about twice as cheap: use the whole hard limit, keep a reserve. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        rlim_t cur = rl.rlim_cur == RLIM_INFINITY ? 1 << 20 : rl.rlim_cur;
+        t->max_kept_fds = cur > FD_RESERVE * 2 ? (size_t)(cur - FD_RESERVE) : 0;
+    }
+    return t;
+}
+
+void proctable_free(struct proctable *t)
+{
+    if (!t) return;
+    for (size_t i = 0; t->buckets && i < t->nbuckets; i++) {
+        for (struct proc_entry *e = t->buckets[i], *next; e; e = next) {
+            next = e->next;
+            entry_free(t, e);
+        }
+    }
+    free(t->buckets);
+    free(t->rows);
+    if (t->procfd >= 0) close(t->procfd);
+    free(t);
+}
+
+static unsigned long long read_mem_total(int procfd)
+{
+    char buf[512];
+    if (fileio_read_at(procfd, "meminfo", buf, sizeof buf) <= 0) return 0;
+    unsigned long long kib = 0;
+    return sscanf(buf, "MemTotal: %llu kB", &kib) == 1 ? kib * 1024ULL : 0;
+}
+
+int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all, char *err, size_t errlen)
+{
+    double now = clock_monotonic_seconds();
+    int first = t->gen == 0;
+    t->gen++;
+    t->nrows = 0;
+    memset(&t->counts, 0, sizeof t->counts);
+    if (!t->mem_total) t->mem_total = read_mem_total(t->procfd);
+
+    int dfd = openat(t->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (dfd >= 0) close(dfd);
+        snprintf(err, errlen, "cannot list /proc: %s", strerror(e));
+        return -e;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int pid = parse_pid(de->d_name);
+        if (pid <= 0) continue;
+        struct proc_entry *e = visit(t, pid, pid, now, first);
+        if (!e) continue;
+        rows_push(t, &e->row);
+        count_state(&t->counts, e->row.state);
+        if (with_threads && e->row.nlwp > 1) visit_threads(t, e, now, first);
+    }
+    closedir(d);
+    sweep(t);
+    t->interval = first ? 0 : now - t->last_time;
+    t->last_time = now;
+    if (needs_all) proctable_fill(t, t->rows, t->nrows, needs_all);
+    return 0;
+}
+
+/* The entry owning a row (rows are the first member of their entry). */
+static struct proc_entry *entry_of(struct proc_row *r) { return (struct proc_entry *)r; }
+
+static void fill_statm(struct proctable *t, struct proc_entry *e)
+{
+    char buf[256];
+    struct procstatm sm;
+    ssize_t n = entry_read(t, e, &e->statm_fd, "statm", buf, sizeof buf);
+    e->row.shared_bytes = n > 0 && procstat_parse_statm(buf, &sm) == 0
+                              ? (long long)(sm.shared * (unsigned long long)t->page_size)
+                              : -1;
+}
+
+static void fill_cmdline(struct proctable *t, struct proc_entry *e)
+{
+    if (e->cmdline_tried) return;
+    e->cmdline_tried = 1;
+    char path[96];
+    entry_path(e, "cmdline", path, sizeof path);
+    char *buf = malloc(CMDLINE_MAX);
+    if (!buf) return;
+    ssize_t n = fileio_read_at(t->procfd, path, buf, CMDLINE_MAX);
+    if (n <= 0) { /* kernel thread, zombie, or exiting: no command line */
+        free(buf);
+        return;
+    }
+    while (n > 0 && buf[n - 1] == '\0') n--; /* trailing separators */
+    char *shrunk = realloc(buf, (size_t)n + 1);
+    e->cmdline = shrunk ? shrunk : buf;
+    e->cmdline[n] = '\0';
+    e->row.cmdline = e->cmdline;
+    e->row.cmdline_len = (size_t)n;
+}
+
+/* Has the program behind the identity changed since the caches were filled? Checks the exe's device and inode,
+ * at most every EXE_RECHECK_SECONDS per entry. */
+static void check_exec(struct proctable *t, struct proc_entry *e, double now)
+{
+    if (e->row.is_kernel || now - e->exe_checked < EXE_RECHECK_SECONDS) return;
+    char path[96];
+    struct stat st;
+    entry_path(e, "exe", path, sizeof path);
+    int ok = fstatat(t->procfd, path, &st, 0) == 0;
+    if (ok && e->exe_checked > 0 && (st.st_dev != e->exe_dev || st.st_ino != e->exe_ino))
+        entry_drop_program_caches(e);
+    if (ok) {
+        e->exe_dev = st.st_dev;
+        e->exe_ino = st.st_ino;
+    }
+    e->exe_checked = now;
+}
+
+static void fill_exe(struct proctable *t, struct proc_entry *e)
+{
+    if (e->exe_tried) return;
+    e->exe_tried = 1;
+    char path[96], link[4096];
+    entry_path(e, "exe", path, sizeof path);
+    ssize_t n = readlinkat(t->procfd, path, link, sizeof link - 1);
+    if (n <= 0) return;
+    link[n] = '\0';
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof deleted - 1;
+    if ((size_t)n > dl && strcmp(link + n - dl, deleted) == 0) {
+        link[n - dl] = '\0';
+        e->row.exe_deleted = 1;
+    }
+    e->exe = strdup(link);
+    e->row.exe = e->exe;
+}
+
+/* Seconds since the process started (start time is counted in ticks on the boot clock). */
+static double process_age(const struct proctable *t, const struct proc_row *r)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (double)r->start_ticks / (double)t->hertz;
+}
+
+static void fill_runtime(struct proctable *t, struct proc_entry *e, double now)
+{
+    struct proc_row *r = &e->row;
+    if (r->is_kernel || r->is_thread) return;
+    if (!e->runtime_tried) {
+        r->runtime = runtime_detect(t->procfd, r->pid, r->uid, &r->agent);
+        /* A JVM maps libjvm.so only after its launcher has started: look at young processes again. */
+        e->runtime_tried = !(r->runtime == RUNTIME_NATIVE && process_age(t, r) < YOUNG_PROCESS_SECONDS);
+        e->agent_checked = now;
+        return;
+    }
+    if ((r->runtime == RUNTIME_GO || r->runtime == RUNTIME_JAVA) && now - e->agent_checked >= AGENT_RECHECK_SECONDS) {
+        r->agent = runtime_agent_present(t->procfd, r->pid, r->uid, r->runtime);
+        e->agent_checked = now;
+    }
+}
+
+void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsigned needs)
+{
+    double now = clock_monotonic_seconds();
+    for (size_t i = 0; i < n; i++) {
+        struct proc_entry *e = entry_of(rows[i]);
+        if (needs & (PROC_NEED_CMDLINE | PROC_NEED_EXE | PROC_NEED_RUNTIME)) check_exec(t, e, now);
+        if (needs & PROC_NEED_STATM) fill_statm(t, e);
+        if (needs & PROC_NEED_CMDLINE) fill_cmdline(t, e);
+        if (needs & PROC_NEED_EXE) fill_exe(t, e);
+        if (needs & PROC_NEED_RUNTIME) fill_runtime(t, e, now);
+    }
+}
+
+struct proc_row **proctable_rows(struct proctable *t, size_t *n)
+{
+    *n = t->nrows;
+    return t->rows;
+}
+
+struct task_counts proctable_counts(const struct proctable *t) { return t->counts; }
+double proctable_interval(const struct proctable *t) { return t->interval; }
+unsigned long long proctable_mem_total(const struct proctable *t) { return t->mem_total; }
+size_t proctable_kept_fds(const struct proctable *t) { return t->kept_fds; }

@@ -1,0 +1,70 @@
+/* proctable: the process table. Samples every process (and, on request, every thread) from /proc/PID/stat through
+ * descriptors kept open across refreshes, computes CPU% from deltas keyed on (pid, start time), and fills the
+ * costlier fields (statm, command line, exe, runtime) only for the rows a caller asks for. It only reads: it never
+ * signals, stops or attaches to anything. */
+#ifndef DIAGTOP_PROCTABLE_H
+#define DIAGTOP_PROCTABLE_H
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "runtime.h"
+
+/* What a caller needs beyond /proc/PID/stat, per row (see render/columns.c for which column needs what). */
+enum proc_need {
+    PROC_NEED_STATM = 1 << 0,   /* shared memory (SHR) */
+    PROC_NEED_CMDLINE = 1 << 1, /* command line, cached per process identity */
+    PROC_NEED_EXE = 1 << 2,     /* executable path, cached */
+    PROC_NEED_RUNTIME = 1 << 3, /* runtime kind and agent endpoint, cached */
+};
+
+struct proc_row {
+    int pid;  /* the TID for thread rows */
+    int tgid; /* the process a thread belongs to (== pid for processes) */
+    int ppid;
+    int is_thread, is_kernel;
+    uid_t uid;
+    int uid_known;
+    char state;
+    long priority, nice, nlwp;
+    unsigned long long utime, stime;  /* clock ticks */
+    unsigned long long start_ticks;   /* clock ticks after boot */
+    unsigned long long vsize_bytes, rss_bytes;
+    long long shared_bytes;           /* -1: not read or unreadable */
+    double cpu_percent, mem_percent;
+    double growth_bytes_per_min;      /* RES growth over the last minutes */
+    int growth_known;                 /* at least a second of history */
+    char comm[64];                    /* raw, sanitize before display */
+    const char *cmdline;              /* raw bytes, arguments separated by NUL; NULL until filled or unreadable */
+    size_t cmdline_len;
+    const char *exe;                  /* NULL until filled or unreadable (other user's process) */
+    int exe_deleted;
+    enum runtime_kind runtime;        /* RUNTIME_UNKNOWN until filled or when undeterminable */
+    int agent;                        /* an agent endpoint exists (gops port, HotSpot socket) */
+};
+
+struct task_counts {
+    int total, running, sleeping, stopped, zombie, threads;
+};
+
+struct proctable;
+
+struct proctable *proctable_new(void);
+void proctable_free(struct proctable *t);
+
+/* Re-samples every process (and threads when with_threads). needs_all: extra fields wanted for every row (e.g.
+ * the sort column's or the filter's). Returns 0 or -errno with a reason (no process readable at all). */
+int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all, char *err, size_t errlen);
+
+/* Fills the extra fields in needs for the given rows only (the rows on screen). */
+void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsigned needs);
+
+/* The rows of the last refresh; valid until the next refresh. */
+struct proc_row **proctable_rows(struct proctable *t, size_t *n);
+struct task_counts proctable_counts(const struct proctable *t);
+/* Seconds covered by the CPU% of the last refresh (0 on the first). */
+double proctable_interval(const struct proctable *t);
+/* Memory total used for %MEM, in bytes. */
+unsigned long long proctable_mem_total(const struct proctable *t);
+/* How many /proc/PID/stat descriptors are kept open (for diagnostics and benchmarks). */
+size_t proctable_kept_fds(const struct proctable *t);
+#endif

@@ -1,0 +1,298 @@
+#include "runtime.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/fileio.h"
+
+#define GO_MAGIC "\xff Go buildinf:"
+#define GO_MAGIC_LEN 14
+#define GO_SCAN_BYTES (64 * 1024)
+
+const char *runtime_name(enum runtime_kind k)
+{
+    switch (k) {
+    case RUNTIME_GO: return "go";
+    case RUNTIME_JAVA: return "java";
+    case RUNTIME_NATIVE: return "native";
+    default: return NULL;
+    }
+}
+
+static size_t read_uvarint(const unsigned char *p, size_t n, unsigned long long *out)
+{
+    unsigned long long v = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        v |= (unsigned long long)(p[i] & 0x7F) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *out = v;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+int runtime_find_go_buildinfo(const unsigned char *data, size_t n, char *version, size_t versionsz)
+{
+    if (versionsz) version[0] = '\0';
+    for (size_t off = 0; off + 32 <= n; off += 16) {
+        if (memcmp(data + off, GO_MAGIC, GO_MAGIC_LEN) != 0) continue;
+        unsigned char flags = data[off + 15];
+        if (flags & 2) { /* Go 1.18+: version string inline at offset 32 */
+            unsigned long long len = 0;
+            size_t used = read_uvarint(data + off + 32, n - off - 32, &len);
+            if (used && len < versionsz && off + 32 + used + len <= n) {
+                memcpy(version, data + off + 32 + used, len);
+                version[len] = '\0';
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads [off, off+len) of the file, bounded to GO_SCAN_BYTES, and looks for the build info. */
+static int scan_region(int fd, unsigned long long off, unsigned long long len)
+{
+    if (len > GO_SCAN_BYTES) len = GO_SCAN_BYTES;
+    unsigned char *buf = malloc(len ? len : 1);
+    if (!buf) return 0;
+    ssize_t r = pread(fd, buf, len, (off_t)off);
+    char version[64];
+    int found = r > 0 && runtime_find_go_buildinfo(buf, (size_t)r, version, sizeof version);
+    free(buf);
+    return found;
+}
+
+enum runtime_kind runtime_classify_elf(int fd)
+{
+    Elf64_Ehdr eh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64)
+        return RUNTIME_UNKNOWN;
+
+    /* With section headers: the .go.buildinfo section. */
+    if (eh.e_shoff && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shnum > 0 && eh.e_shnum < 4096 &&
+        eh.e_shstrndx < eh.e_shnum) {
+        size_t sz = (size_t)eh.e_shnum * sizeof(Elf64_Shdr);
+        Elf64_Shdr *sh = malloc(sz);
+        if (sh && pread(fd, sh, sz, (off_t)eh.e_shoff) == (ssize_t)sz) {
+            Elf64_Shdr *strtab = &sh[eh.e_shstrndx];
+            char *names = strtab->sh_size < (1u << 20) ? malloc(strtab->sh_size + 1) : NULL;
+            if (names && pread(fd, names, strtab->sh_size, (off_t)strtab->sh_offset) == (ssize_t)strtab->sh_size) {
+                names[strtab->sh_size] = '\0';
+                for (int i = 0; i < eh.e_shnum; i++) {
+                    if (sh[i].sh_name >= strtab->sh_size) continue;
+                    if (strcmp(names + sh[i].sh_name, ".go.buildinfo") == 0) {
+                        int found = scan_region(fd, sh[i].sh_offset, sh[i].sh_size);
+                        free(names);
+                        free(sh);
+                        return found ? RUNTIME_GO : RUNTIME_NATIVE;
+                    }
+                }
+            }
+            free(names);
+        }
+        free(sh);
+    }
+
+    /* Without one (stripped section headers): the first writable, non-executable PT_LOAD segment. */
+    if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum > 0 && eh.e_phnum < 1024) {
+        size_t sz = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+        Elf64_Phdr *ph = malloc(sz);
+        if (ph && pread(fd, ph, sz, (off_t)eh.e_phoff) == (ssize_t)sz) {
+            for (int i = 0; i < eh.e_phnum; i++) {
+                if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W) && !(ph[i].p_flags & PF_X)) {
+                    int found = scan_region(fd, ph[i].p_offset, ph[i].p_filesz);
+                    free(ph);
+                    return found ? RUNTIME_GO : RUNTIME_NATIVE;
+                }
+            }
+        }
+        free(ph);
+    }
+    return RUNTIME_NATIVE;
+}
+
+int runtime_maps_has_jvm(const char *maps)
+{
+    for (const char *p = strstr(maps, "/libjvm.so"); p; p = strstr(p + 1, "/libjvm.so")) {
+        char after = p[10];
+        if (after == '\n' || after == '\0' || after == ' ') return 1;
+    }
+    return 0;
+}
+
+unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port)
+{
+    const char *line = strchr(net_tcp, '\n'); /* skip the header */
+    while (line && *++line) {
+        /* "  0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 12345 ..." */
+        unsigned lport = 0, state = 0;
+        unsigned long inode = 0;
+        char local[64];
+        if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", local,
+                   &lport, &state, &inode) == 4 &&
+            lport == port && state == 0x0A)
+            return inode;
+        line = strchr(line, '\n');
+    }
+    return 0;
+}
+
+/* Reads /proc/PID/<name> into a malloc'd buffer (NUL-terminated), or NULL. */
+static char *read_proc_file(int procfd, int pid, const char *name, size_t max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%d/%s", pid, name);
+    char *buf = malloc(max);
+    if (!buf) return NULL;
+    ssize_t n = fileio_read_at(procfd, path, buf, max);
+    if (n < 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Value of NAME in a NUL-separated environ block, or NULL. */
+static const char *environ_get(const char *env, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len; i += strlen(env + i) + 1)
+        if (strncmp(env + i, name, nl) == 0 && env[i + nl] == '=') return env + i + nl + 1;
+    return NULL;
+}
+
+/* The gops config directory as the target resolves it (notes/gops.md: Discovery). */
+static int gops_dir(int procfd, int pid, uid_t uid, char *dir, size_t dirsz)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%d/environ", pid);
+    char *env = malloc(256 * 1024);
+    if (!env) return -1;
+    ssize_t n = fileio_read_at(procfd, path, env, 256 * 1024);
+    if (n < 0) {
+        free(env);
+        return -1;
+    }
+    const char *v;
+    int ok = 1;
+    if ((v = environ_get(env, (size_t)n, "GOPS_CONFIG_DIR")) && *v) snprintf(dir, dirsz, "%s", v);
+    else if ((v = environ_get(env, (size_t)n, "XDG_CONFIG_HOME")) && *v) snprintf(dir, dirsz, "%s/gops", v);
+    else if ((v = environ_get(env, (size_t)n, "HOME")) && *v) snprintf(dir, dirsz, "%s/.config/gops", v);
+    else {
+        struct passwd pw, *res = NULL;
+        char pwbuf[4096];
+        ok = getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res;
+        if (ok) snprintf(dir, dirsz, "%s/.config/gops", pw.pw_dir);
+    }
+    free(env);
+    return ok ? 0 : -1;
+}
+
+/* Does /proc/PID/fd hold socket:[inode]? */
+static int process_holds_socket(int procfd, int pid, unsigned long inode)
+{
+    char path[64], want[64], link[64];
+    snprintf(path, sizeof path, "%d/fd", pid);
+    snprintf(want, sizeof want, "socket:[%lu]", inode);
+    int dfd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return 0;
+    int found = 0;
+    /* Walk the fd names with getdents through a FILE-less DIR to stay within one descriptor. */
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        ssize_t l = readlinkat(dfd, de->d_name, link, sizeof link - 1);
+        if (l <= 0) continue;
+        link[l] = '\0';
+        found = strcmp(link, want) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+static int gops_agent_present(int procfd, int pid, uid_t uid)
+{
+    char dir[2048], portfile[4200], text[32];
+    if (gops_dir(procfd, pid, uid, dir, sizeof dir) < 0) return 0;
+    /* The directory is in the target's mount namespace. */
+    snprintf(portfile, sizeof portfile, "%d/root%s/%d", pid, dir, pid);
+    ssize_t n = fileio_read_at(procfd, portfile, text, sizeof text);
+    if (n <= 0) return 0;
+    unsigned port = (unsigned)strtoul(text, NULL, 10);
+    if (port == 0 || port > 65535) return 0;
+    const char *tables[] = {"net/tcp", "net/tcp6"};
+    for (size_t i = 0; i < 2; i++) {
+        char *tcp = read_proc_file(procfd, pid, tables[i], 4 << 20);
+        unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, port) : 0;
+        free(tcp);
+        if (inode && process_holds_socket(procfd, pid, inode)) return 1;
+    }
+    return 0;
+}
+
+/* The pid as the target's own namespace sees it: last field of NStgid in status. */
+static int namespace_pid(int procfd, int pid)
+{
+    char *status = read_proc_file(procfd, pid, "status", 16384);
+    int nspid = pid;
+    const char *p = status ? strstr(status, "\nNStgid:") : NULL;
+    if (p) {
+        p += 8;
+        const char *eol = strchr(p, '\n');
+        const char *last = p;
+        for (const char *q = p; *q && q != eol; q++)
+            if ((*q == '\t' || *q == ' ') && q[1] >= '0' && q[1] <= '9') last = q + 1;
+        nspid = atoi(last);
+    }
+    free(status);
+    return nspid > 0 ? nspid : pid;
+}
+
+static int hotspot_agent_present(int procfd, int pid, uid_t uid)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%d/root/tmp/.java_pid%d", pid, namespace_pid(procfd, pid));
+    struct stat st;
+    return fstatat(procfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == uid;
+}
+
+int runtime_agent_present(int procfd, int pid, uid_t uid, enum runtime_kind kind)
+{
+    if (kind == RUNTIME_GO) return gops_agent_present(procfd, pid, uid);
+    if (kind == RUNTIME_JAVA) return hotspot_agent_present(procfd, pid, uid);
+    return 0;
+}
+
+enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, int *agent)
+{
+    char path[64];
+    *agent = 0;
+    snprintf(path, sizeof path, "%d/exe", pid);
+    int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return RUNTIME_UNKNOWN; /* kernel thread, or another user's process */
+    enum runtime_kind kind = runtime_classify_elf(fd);
+    close(fd);
+    if (kind == RUNTIME_NATIVE) {
+        char *maps = read_proc_file(procfd, pid, "maps", 8 << 20);
+        if (maps && runtime_maps_has_jvm(maps)) kind = RUNTIME_JAVA;
+        free(maps);
+    }
+    *agent = runtime_agent_present(procfd, pid, uid, kind);
+    return kind;
+}

@@ -1,0 +1,33 @@
+/* runtime: what a process is (Go, JVM, plain native) and whether it exposes a diagnostics agent. Cheap checks
+ * only: it reads the ELF image, /proc/PID/maps and the agent's rendezvous files, and never connects to an agent. */
+#ifndef DIAGTOP_RUNTIME_H
+#define DIAGTOP_RUNTIME_H
+#include <stddef.h>
+#include <sys/types.h>
+
+enum runtime_kind { RUNTIME_UNKNOWN = 0, RUNTIME_NATIVE, RUNTIME_GO, RUNTIME_JAVA };
+
+/* "go", "java", "native", or NULL for unknown. */
+const char *runtime_name(enum runtime_kind k);
+
+/* Searches an ELF data region for Go's build-info blob ("\xff Go buildinf:" on a 16-byte boundary). Writes the Go
+ * version (e.g. "go1.19.8") when the 1.18+ inline layout holds it, else an empty string. Returns 1 if found. */
+int runtime_find_go_buildinfo(const unsigned char *data, size_t n, char *version, size_t versionsz);
+
+/* Classifies the ELF file open at fd: Go when it carries build info. Returns RUNTIME_GO, RUNTIME_NATIVE, or
+ * RUNTIME_UNKNOWN when it is not a readable ELF64 file. */
+enum runtime_kind runtime_classify_elf(int fd);
+
+/* Does /proc/PID/maps text map libjvm.so? */
+int runtime_maps_has_jvm(const char *maps);
+
+/* Finds the inode of a LISTEN socket on the given local TCP port in /proc/net/tcp or tcp6 text; 0 if none. */
+unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port);
+
+/* Full detection for one process (procfd: an open descriptor of /proc). agent is set to 1 when an endpoint is
+ * present: a gops port file whose port is a LISTEN socket held by that very process, or a HotSpot .java_pidN
+ * socket owned by the process's uid. */
+enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, int *agent);
+/* Re-checks only the agent endpoint of a process already classified as kind. */
+int runtime_agent_present(int procfd, int pid, uid_t uid, enum runtime_kind kind);
+#endif

@@ -1,0 +1,268 @@
+#include "columns.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../util/text.h"
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
+
+static int cmp_pid(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->pid, b->pid);
+}
+static int cmp_user(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    return strcmp(users_name(c->users, a->uid), users_name(c->users, b->uid));
+}
+static int cmp_pri(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->priority, b->priority);
+}
+static int cmp_ni(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->nice, b->nice);
+}
+static int cmp_virt(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->vsize_bytes, b->vsize_bytes);
+}
+static int cmp_res(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->rss_bytes, b->rss_bytes);
+}
+static int cmp_shr(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->shared_bytes, b->shared_bytes);
+}
+static int cmp_state(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->state, b->state);
+}
+static int cmp_cpu(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->cpu_percent, b->cpu_percent);
+}
+static int cmp_time(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->utime + a->stime, b->utime + b->stime);
+}
+static int cmp_thr(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->nlwp, b->nlwp);
+}
+static int cmp_growth(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    double ga = a->growth_known ? a->growth_bytes_per_min : 0, gb = b->growth_known ? b->growth_bytes_per_min : 0;
+    return CMP(ga, gb);
+}
+static int cmp_runtime(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return CMP(a->runtime * 2 + a->agent, b->runtime * 2 + b->agent);
+}
+static int cmp_command(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    const char *sa = a->cmdline && !a->is_thread ? a->cmdline : a->comm;
+    const char *sb = b->cmdline && !b->is_thread ? b->cmdline : b->comm;
+    return strcmp(sa, sb);
+}
+
+static void fmt_pid(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, "%d", r->pid);
+}
+static void fmt_user(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    snprintf(buf, n, "%s", r->uid_known ? users_name(c->users, r->uid) : "-");
+}
+static void fmt_pri(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (r->priority <= -100) snprintf(buf, n, "rt"); /* real-time, as top shows it */
+    else snprintf(buf, n, "%ld", r->priority);
+}
+static void fmt_ni(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, "%ld", r->nice);
+}
+static void fmt_virt(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    text_format_kib(buf, n, r->vsize_bytes / 1024, 7);
+}
+static void fmt_res(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    text_format_kib(buf, n, r->rss_bytes / 1024, 6);
+}
+static void fmt_shr(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (r->shared_bytes < 0) snprintf(buf, n, "-");
+    else text_format_kib(buf, n, (unsigned long long)r->shared_bytes / 1024, 6);
+}
+static void fmt_state(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, "%c", r->state);
+}
+static void fmt_cpu(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, r->cpu_percent >= 999.5 ? "%.0f" : "%.1f", r->cpu_percent);
+}
+static void fmt_mem(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, "%.1f", r->mem_percent);
+}
+static void fmt_time(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    /* TIME+ as top: minutes:seconds.hundredths, hours once minutes pass 999. */
+    unsigned long long hundredths = (r->utime + r->stime) * 100ULL / (unsigned long long)(c->hertz ? c->hertz : 100);
+    unsigned long long secs = hundredths / 100, mins = secs / 60;
+    if (mins < 1000) snprintf(buf, n, "%llu:%02llu.%02llu", mins, secs % 60, hundredths % 100);
+    else snprintf(buf, n, "%lluh%02llu", mins / 60, mins % 60);
+}
+static void fmt_thr(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    snprintf(buf, n, "%ld", r->nlwp);
+}
+static void fmt_growth(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (!r->growth_known || r->is_kernel) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    double kib = r->growth_bytes_per_min / 1024.0;
+    char num[32];
+    text_format_kib(num, sizeof num, (unsigned long long)(kib < 0 ? -kib : kib), 6);
+    snprintf(buf, n, "%s%s", kib <= -1.0 ? "-" : kib >= 1.0 ? "+" : "", kib > -1.0 && kib < 1.0 ? "0" : num);
+}
+static void fmt_runtime(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    const char *name = r->runtime == RUNTIME_GO || r->runtime == RUNTIME_JAVA ? runtime_name(r->runtime) : "-";
+    snprintf(buf, n, "%s%s", name, r->agent ? "*" : "");
+}
+static void fmt_command(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    size_t off, len;
+    columns_format_command(buf, n, r, &off, &len);
+}
+
+const struct column columns_table[COL_COUNT] = {
+    {COL_PID, "pid", "PID", 7, 0, 0, 0, "process (or thread) id", cmp_pid, fmt_pid},
+    {COL_USER, "user", "USER", 9, 1, 0, 0, "effective user", cmp_user, fmt_user},
+    {COL_PRI, "pri", "PRI", 3, 0, 1, 0, "kernel scheduling priority", cmp_pri, fmt_pri},
+    {COL_NI, "ni", "NI", 3, 0, 1, 0, "nice value", cmp_ni, fmt_ni},
+    {COL_VIRT, "virt", "VIRT", 7, 0, 1, 0, "virtual memory size", cmp_virt, fmt_virt},
+    {COL_RES, "res", "RES", 6, 0, 1, 0, "resident memory", cmp_res, fmt_res},
+    {COL_SHR, "shr", "SHR", 6, 0, 1, PROC_NEED_STATM, "shared resident memory (file and shmem)", cmp_shr, fmt_shr},
+    {COL_S, "s", "S", 1, 1, 0, 0, "state: R running, S sleeping, D disk, T stopped, Z zombie", cmp_state, fmt_state},
+    {COL_CPU, "cpu", "%CPU", 5, 0, 1, 0, "CPU usage since the last refresh (100 = one core)", cmp_cpu, fmt_cpu},
+    {COL_MEM, "mem", "%MEM", 4, 0, 1, 0, "resident memory as a share of RAM", cmp_res, fmt_mem},
+    {COL_TIME, "time", "TIME+", 9, 0, 1, 0, "CPU time used, user + system", cmp_time, fmt_time},
+    {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr},
+    {COL_GROWTH, "growth", "RES/min", 7, 0, 1, 0, "resident memory growth per minute, last 5 minutes", cmp_growth,
+     fmt_growth},
+    {COL_RUNTIME, "runtime", "RUNTIME", 8, 1, 1, PROC_NEED_RUNTIME, "go, java, or -; * when an agent listens",
+     cmp_runtime, fmt_runtime},
+    {COL_COMMAND, "command", "COMMAND", 0, 1, 0, PROC_NEED_CMDLINE, "command line (thread name for threads)",
+     cmp_command, fmt_command},
+};
+
+const struct column *columns_find(const char *key)
+{
+    for (int i = 0; i < COL_COUNT; i++)
+        if (strcasecmp(key, columns_table[i].key) == 0 || strcasecmp(key, columns_table[i].title) == 0)
+            return &columns_table[i];
+    return NULL;
+}
+
+int columns_parse_list(const char *list, enum column_id *out, int max, char *err, size_t errlen)
+{
+    int n = 0;
+    char key[32];
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof key) {
+            snprintf(err, errlen, "bad column list: %.64s", list);
+            return -1;
+        }
+        memcpy(key, p, len);
+        key[len] = '\0';
+        const struct column *c = columns_find(key);
+        if (!c) {
+            snprintf(err, errlen, "unknown column '%s'", key);
+            return -1;
+        }
+        int dup = 0;
+        for (int i = 0; i < n; i++) dup |= out[i] == c->id;
+        if (!dup && n < max) out[n++] = c->id;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "no columns given");
+        return -1;
+    }
+    return n;
+}
+
+int columns_default(enum column_id *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < COL_COUNT && n < max; i++) out[n++] = (enum column_id)i;
+    return n;
+}
+
+void columns_format_command(char *buf, size_t bufsz, const struct proc_row *r, size_t *base_off, size_t *base_len)
+{
+    char raw[4096];
+    size_t n;
+    *base_off = 0;
+    if (r->is_thread || !r->cmdline || r->is_kernel) {
+        const char *fmt = r->is_kernel ? "[%s]" : "%s";
+        snprintf(raw, sizeof raw, fmt, r->comm);
+        n = strlen(raw);
+        text_sanitize_display(buf, bufsz, raw, n);
+        *base_off = r->is_kernel ? 1 : 0;
+        *base_len = strlen(buf) - (r->is_kernel ? 2 : 0);
+        return;
+    }
+    n = r->cmdline_len < sizeof raw - 1 ? r->cmdline_len : sizeof raw - 1;
+    memcpy(raw, r->cmdline, n);
+    raw[n] = '\0';
+    /* The program is argv[0]; its basename ends at the first NUL (or space, for rewritten titles). */
+    size_t argv0 = strcspn(raw, " ");
+    if (argv0 > strlen(raw)) argv0 = strlen(raw);
+    for (size_t i = 0; i < n; i++)
+        if (raw[i] == '\0') raw[i] = ' ';
+    text_sanitize_display(buf, bufsz, raw, n);
+    size_t slash = 0;
+    for (size_t i = 0; i < argv0 && buf[i]; i++)
+        if (buf[i] == '/') slash = i + 1;
+    *base_off = slash;
+    *base_len = argv0 > slash ? argv0 - slash : 0;
+}

@@ -1,0 +1,14 @@
+/* header_text: the summary above the table as text lines (batch output), and small formatters the TUI header
+ * shares. */
+#ifndef DIAGTOP_HEADER_TEXT_H
+#define DIAGTOP_HEADER_TEXT_H
+#include <stdio.h>
+
+#include "../collect/proctable.h"
+#include "../collect/systotals.h"
+
+/* "3 days, 02:01" / "02:01:07" */
+void header_format_uptime(char *buf, size_t bufsz, double seconds);
+/* Writes the five summary lines (time/uptime/load, tasks, CPU, memory, swap). */
+void header_text_write(FILE *out, const struct systotals *st, const struct task_counts *tc);
+#endif

@@ -1,0 +1,52 @@
+#include "json_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/text.h"
+
+void json_add_u64(cJSON *obj, const char *name, unsigned long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", v);
+    cJSON_AddRawToObject(obj, name, buf);
+}
+
+void json_add_i64(cJSON *obj, const char *name, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    cJSON_AddRawToObject(obj, name, buf);
+}
+
+void json_add_fixed(cJSON *obj, const char *name, double v, int decimals)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    if (strcmp(buf, "-0.0") == 0 || strcmp(buf, "-0.00") == 0) memmove(buf, buf + 1, strlen(buf));
+    cJSON_AddRawToObject(obj, name, buf);
+}
+
+void json_add_bytes(cJSON *obj, const char *name, const char *bytes, size_t len)
+{
+    if (!bytes) {
+        cJSON_AddNullToObject(obj, name);
+        return;
+    }
+    size_t cap = len * 3 + 1; /* every byte may become U+FFFD */
+    char *clean = malloc(cap);
+    if (!clean) {
+        cJSON_AddNullToObject(obj, name);
+        return;
+    }
+    text_sanitize_utf8(clean, cap, bytes, len);
+    cJSON_AddStringToObject(obj, name, clean);
+    free(clean);
+}
+
+void json_add_string_or_null(cJSON *obj, const char *name, const char *s)
+{
+    if (s) json_add_bytes(obj, name, s, strlen(s));
+    else cJSON_AddNullToObject(obj, name);
+}

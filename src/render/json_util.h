@@ -1,0 +1,14 @@
+/* json_util: cJSON helpers for exact integers (cJSON stores doubles) and for untrusted strings. */
+#ifndef DIAGTOP_JSON_UTIL_H
+#define DIAGTOP_JSON_UTIL_H
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+void json_add_u64(cJSON *obj, const char *name, unsigned long long v);
+void json_add_i64(cJSON *obj, const char *name, long long v);
+/* A fixed-point number with the given decimals, printed exactly as formatted. */
+void json_add_fixed(cJSON *obj, const char *name, double v, int decimals);
+/* Bytes of unknown encoding as a valid UTF-8 JSON string (invalid sequences become U+FFFD); NULL becomes null. */
+void json_add_bytes(cJSON *obj, const char *name, const char *bytes, size_t len);
+void json_add_string_or_null(cJSON *obj, const char *name, const char *s);
+#endif

@@ -1,0 +1,13 @@
+/* draw: clipped text output on the curses screen. Text given here is already sanitized of control bytes; in a
+ * non-UTF-8 locale non-ASCII bytes become '?'. */
+#ifndef DIAGTOP_DRAW_H
+#define DIAGTOP_DRAW_H
+#include "screen.h"
+
+/* Draws at most maxw columns of text at (y, x) with attr; returns the columns used. */
+int draw_text(const struct screen *s, int y, int x, int maxw, const char *text, int attr);
+/* Fills maxw columns at (y, x) with spaces in attr (a highlighted row's background). */
+void draw_fill(int y, int x, int maxw, int attr);
+/* Horizontal glyphs for the tree and panels, by glyph mode. */
+void draw_hline(const struct screen *s, int y, int x, int w, int attr);
+#endif

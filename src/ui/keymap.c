@@ -1,0 +1,589 @@
+#include "keymap.h"
+
+#include <curses.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../actions/process_control.h"
+#include "../util/text.h"
+
+#define F(k) (KEY_FUNC_FLAG | (k))
+#define CTRL(c) ((c) & 0x1f)
+
+/* ---- selection and movement ---- */
+
+static long page_rows(const struct tui *t) { return t->table_rows > 1 ? t->table_rows - 1 : 1; }
+
+static unsigned key_move(struct tui *t, int key)
+{
+    long n = (long)t->mon.view.n;
+    long to = t->selected;
+    switch (key) {
+    case F(KEY_UP): to--; break;
+    case F(KEY_DOWN): to++; break;
+    case F(KEY_PPAGE): to -= page_rows(t); break;
+    case F(KEY_NPAGE): to += page_rows(t); break;
+    case F(KEY_HOME): to = 0; break;
+    case F(KEY_END): to = n - 1; break;
+    }
+    tui_select_index(t, to);
+    return EFFECT_NONE;
+}
+
+/* ---- sorting ---- */
+
+static unsigned sort_by(struct tui *t, enum column_id id)
+{
+    if (t->vo.sort == id) return EFFECT_NONE;
+    t->vo.sort = t->s->sort = id;
+    t->vo.reverse = t->s->reverse = 0;
+    tui_set_status(t, 0, "sorted by %s", columns_table[id].title);
+    return EFFECT_REBUILD | EFFECT_SAVE;
+}
+
+static unsigned key_sort_cpu(struct tui *t, int key) { (void)key; return sort_by(t, COL_CPU); }
+static unsigned key_sort_mem(struct tui *t, int key) { (void)key; return sort_by(t, COL_RES); }
+static unsigned key_sort_time(struct tui *t, int key) { (void)key; return sort_by(t, COL_TIME); }
+static unsigned key_sort_pid(struct tui *t, int key) { (void)key; return sort_by(t, COL_PID); }
+
+static unsigned key_invert(struct tui *t, int key)
+{
+    (void)key;
+    t->vo.reverse = t->s->reverse = !t->vo.reverse;
+    return EFFECT_REBUILD | EFFECT_SAVE;
+}
+
+/* < and >: the previous or next shown column. */
+static unsigned key_sort_step(struct tui *t, int key)
+{
+    int cur = 0;
+    for (int i = 0; i < t->s->ncols; i++)
+        if (t->s->cols[i] == t->vo.sort) cur = i;
+    int next = key == '<' || key == ',' ? cur - 1 : cur + 1;
+    if (next < 0) next = t->s->ncols - 1;
+    if (next >= t->s->ncols) next = 0;
+    return sort_by(t, t->s->cols[next]);
+}
+
+static void menu_open(struct tui *t, enum menu_kind kind, const char *title)
+{
+    memset(&t->menu, 0, sizeof t->menu);
+    t->menu.kind = kind;
+    snprintf(t->menu.title, sizeof t->menu.title, "%s", title);
+    t->mode = MODE_MENU;
+}
+
+static void menu_add(struct menu *m, const char *label, long value, int checked)
+{
+    if (m->n >= TUI_MENU_MAX) return;
+    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%s", label);
+    m->values[m->n] = value;
+    m->checked[m->n] = checked;
+    m->n++;
+}
+
+static unsigned key_sort_menu(struct tui *t, int key)
+{
+    (void)key;
+    menu_open(t, MENU_SORT, "Sort by");
+    for (int i = 0; i < COL_COUNT; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "%-8s %.50s", columns_table[i].title, columns_table[i].description);
+        menu_add(&t->menu, label, i, 0);
+        if ((int)t->vo.sort == i) t->menu.cursor = i;
+    }
+    return EFFECT_NONE;
+}
+
+/* ---- search, filter, user ---- */
+
+static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label, const char *initial)
+{
+    memset(&t->prompt, 0, sizeof t->prompt);
+    t->prompt.kind = kind;
+    snprintf(t->prompt.label, sizeof t->prompt.label, "%s", label);
+    snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial ? initial : "");
+    t->mode = MODE_PROMPT;
+}
+
+static unsigned key_search(struct tui *t, int key)
+{
+    (void)key;
+    t->search_origin = t->selected;
+    prompt_open(t, PROMPT_SEARCH, "Search: ", "");
+    return EFFECT_NONE;
+}
+
+static unsigned key_filter(struct tui *t, int key)
+{
+    (void)key;
+    prompt_open(t, PROMPT_FILTER, "Filter: ", t->filter);
+    return EFFECT_NONE;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+static unsigned key_user_menu(struct tui *t, int key)
+{
+    (void)key;
+    menu_open(t, MENU_USER, "Show processes of");
+    menu_add(&t->menu, "All users", -1, 0);
+    /* The users that own a process right now, sorted by name. */
+    char names[TUI_MENU_MAX][64];
+    uid_t uids[TUI_MENU_MAX];
+    int n = 0;
+    size_t nrows;
+    struct proc_row **rows = proctable_rows(t->mon.table, &nrows);
+    for (size_t i = 0; i < nrows && n < TUI_MENU_MAX - 1; i++) {
+        if (!rows[i]->uid_known) continue;
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++) seen = uids[k] == rows[i]->uid;
+        if (seen) continue;
+        uids[n] = rows[i]->uid;
+        snprintf(names[n], sizeof names[n], "%s", users_name(t->mon.users, rows[i]->uid));
+        n++;
+    }
+    qsort(names, (size_t)n, sizeof names[0], compare_names);
+    for (int i = 0; i < n; i++) {
+        uid_t uid;
+        if (users_lookup(names[i], &uid) == 0) menu_add(&t->menu, names[i], (long)uid, 0);
+        if (t->vo.user_set && uid == t->vo.user) t->menu.cursor = t->menu.n - 1;
+    }
+    return EFFECT_NONE;
+}
+
+/* ---- view toggles ---- */
+
+static unsigned key_tree(struct tui *t, int key)
+{
+    (void)key;
+    t->vo.tree = t->s->tree = !t->vo.tree;
+    return EFFECT_REBUILD | EFFECT_SAVE;
+}
+
+static unsigned key_threads(struct tui *t, int key)
+{
+    (void)key;
+    t->vo.show_threads = t->s->show_threads = !t->vo.show_threads;
+    tui_set_status(t, 0, "threads %s", t->vo.show_threads ? "shown" : "hidden");
+    return EFFECT_RESAMPLE | EFFECT_SAVE;
+}
+
+static unsigned key_pause(struct tui *t, int key)
+{
+    (void)key;
+    t->paused = !t->paused;
+    tui_set_status(t, 0, "updates %s", t->paused ? "paused (Z resumes)" : "resumed");
+    return t->paused ? EFFECT_NONE : EFFECT_RESAMPLE;
+}
+
+static unsigned key_delay(struct tui *t, int key)
+{
+    (void)key;
+    char cur[32];
+    snprintf(cur, sizeof cur, "%g", t->s->delay);
+    prompt_open(t, PROMPT_DELAY, "Delay in seconds: ", cur);
+    return EFFECT_NONE;
+}
+
+/* ---- tags, signals, nice ---- */
+
+static int tag_index(const struct tui *t, int pid)
+{
+    for (int i = 0; i < t->ntags; i++)
+        if (t->tags[i].pid == pid) return i;
+    return -1;
+}
+
+int tui_is_tagged(const struct tui *t, int pid) { return tag_index(t, pid) >= 0; }
+
+static struct proc_row *selected_row(struct tui *t)
+{
+    return t->selected >= 0 && t->selected < (long)t->mon.view.n ? t->mon.view.rows[t->selected].row : NULL;
+}
+
+static unsigned key_tag(struct tui *t, int key)
+{
+    (void)key;
+    struct proc_row *r = selected_row(t);
+    if (!r) return EFFECT_NONE;
+    int i = tag_index(t, r->pid);
+    if (i >= 0) t->tags[i] = t->tags[--t->ntags];
+    else if (t->ntags < TUI_MAX_TAGS) t->tags[t->ntags++] = (struct tag){r->pid, r->start_ticks};
+    tui_select_index(t, t->selected + 1);
+    return EFFECT_NONE;
+}
+
+static unsigned key_untag_all(struct tui *t, int key)
+{
+    (void)key;
+    t->ntags = 0;
+    return EFFECT_NONE;
+}
+
+/* The processes an action applies to: the tagged ones, else the selected one. */
+static int action_targets(struct tui *t, struct tag *out, int max)
+{
+    if (t->ntags > 0) {
+        int n = t->ntags < max ? t->ntags : max;
+        memcpy(out, t->tags, (size_t)n * sizeof *out);
+        return n;
+    }
+    struct proc_row *r = selected_row(t);
+    if (!r || max < 1) return 0;
+    out[0] = (struct tag){r->pid, r->start_ticks};
+    return 1;
+}
+
+static unsigned key_signal_menu(struct tui *t, int key)
+{
+    (void)key;
+    if (!selected_row(t) && t->ntags == 0) return EFFECT_NONE;
+    menu_open(t, MENU_SIGNAL, t->ntags ? "Send signal to tagged processes" : "Send signal");
+    for (int sig = 1; sig < 32; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (!abbrev) continue;
+        char label[64];
+        snprintf(label, sizeof label, "%2d SIG%s", sig, abbrev);
+        menu_add(&t->menu, label, sig, 0);
+        if (sig == SIGTERM) t->menu.cursor = t->menu.n - 1;
+    }
+    return EFFECT_NONE;
+}
+
+static void send_signal_now(struct tui *t, int sig)
+{
+    struct tag targets[TUI_MAX_TAGS];
+    int n = action_targets(t, targets, TUI_MAX_TAGS), ok = 0;
+    char err[256] = "";
+    for (int i = 0; i < n; i++)
+        if (process_signal(targets[i].pid, targets[i].start_ticks, sig, err, sizeof err) == 0) ok++;
+    if (ok == n) tui_set_status(t, 0, "sent SIG%s to %d process%s", sigabbrev_np(sig), n, n == 1 ? "" : "es");
+    else tui_set_status(t, 1, "%s (%d of %d sent)", err, ok, n);
+    if (ok) t->ntags = 0;
+}
+
+static unsigned renice(struct tui *t, int delta)
+{
+    struct tag targets[TUI_MAX_TAGS];
+    int n = action_targets(t, targets, TUI_MAX_TAGS), ok = 0;
+    char err[256] = "";
+    for (int i = 0; i < n; i++)
+        if (process_renice(targets[i].pid, targets[i].start_ticks, delta, err, sizeof err) == 0) ok++;
+    if (n && ok == n) tui_set_status(t, 0, "nice %+d applied to %d process%s", delta, n, n == 1 ? "" : "es");
+    else if (n) tui_set_status(t, 1, "%s", err);
+    return EFFECT_RESAMPLE;
+}
+
+static unsigned key_nice_minus(struct tui *t, int key) { (void)key; return renice(t, -1); }
+static unsigned key_nice_plus(struct tui *t, int key) { (void)key; return renice(t, +1); }
+
+/* ---- columns, help, quit, reserved actions ---- */
+
+static void columns_menu_fill(struct tui *t)
+{
+    int cursor = t->menu.cursor;
+    menu_open(t, MENU_COLUMNS, "Columns: Space shows/hides, - and + move, Esc done");
+    for (int i = 0; i < t->s->ncols; i++) {
+        const struct column *c = &columns_table[t->s->cols[i]];
+        menu_add(&t->menu, c->title, c->id, 1);
+    }
+    for (int id = 0; id < COL_COUNT; id++) {
+        int shown = 0;
+        for (int i = 0; i < t->s->ncols; i++) shown |= (int)t->s->cols[i] == id;
+        if (!shown) menu_add(&t->menu, columns_table[id].title, id, 0);
+    }
+    t->menu.cursor = cursor < t->menu.n ? cursor : 0;
+}
+
+static unsigned key_columns(struct tui *t, int key)
+{
+    (void)key;
+    t->menu.cursor = 0;
+    columns_menu_fill(t);
+    return EFFECT_NONE;
+}
+
+static unsigned key_help(struct tui *t, int key)
+{
+    (void)key;
+    t->mode = MODE_HELP;
+    t->help_top = 0;
+    return EFFECT_NONE;
+}
+
+static unsigned key_quit(struct tui *t, int key)
+{
+    (void)key;
+    t->quit = 1;
+    return EFFECT_NONE;
+}
+
+static unsigned key_redraw(struct tui *t, int key)
+{
+    (void)t;
+    (void)key;
+    clearok(curscr, TRUE);
+    return EFFECT_NONE;
+}
+
+static unsigned key_not_yet(struct tui *t, int key)
+{
+    const char *what = key == 'b' ? "stack view" : key == 'D' ? "dump capture" : key == 'G' ? "GC request"
+                     : key == 'C' ? "CPU profile" : key == 'A' ? "heap summary (allocations)" : "process details";
+    tui_set_status(t, 1, "%s is not available yet in this version", what);
+    return EFFECT_NONE;
+}
+
+const struct key_binding keymap_table[] = {
+    {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move},
+    {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move},
+    {{F(KEY_HOME), F(KEY_END)}, "Home End", "first / last row", key_move},
+    {{'P'}, "P", "sort by CPU%", key_sort_cpu},
+    {{'M'}, "M", "sort by memory (RES)", key_sort_mem},
+    {{'T'}, "T", "sort by CPU time", key_sort_time},
+    {{'N'}, "N", "sort by PID", key_sort_pid},
+    {{F(KEY_F(6))}, "F6", "choose the sort column", key_sort_menu},
+    {{'<', '>'}, "< >", "sort by the previous / next column", key_sort_step},
+    {{'I'}, "I", "invert the sort order", key_invert},
+    {{F(KEY_F(3)), '/'}, "F3 /", "search (incremental; F3 or Down for the next match)", key_search},
+    {{F(KEY_F(4)), '\\'}, "F4 \\", "filter rows by command (Esc in the prompt clears it)", key_filter},
+    {{'u'}, "u", "show one user's processes", key_user_menu},
+    {{F(KEY_F(5)), 't'}, "F5 t", "tree view", key_tree},
+    {{'H'}, "H", "show / hide threads", key_threads},
+    {{' '}, "Space", "tag the process (signals and nice apply to tagged ones)", key_tag},
+    {{'U'}, "U", "untag all", key_untag_all},
+    {{F(KEY_F(9)), 'k'}, "F9 k", "send a signal (default SIGTERM, asks to confirm)", key_signal_menu},
+    {{F(KEY_F(7)), ']'}, "F7 ]", "nice - (higher priority; needs privilege)", key_nice_minus},
+    {{F(KEY_F(8)), '['}, "F8 [", "nice + (lower priority)", key_nice_plus},
+    {{F(KEY_F(2))}, "F2", "choose and order the columns", key_columns},
+    {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay},
+    {{'Z'}, "Z", "pause / resume updates", key_pause},
+    {{F('\n'), '\n', '\r'}, "Enter", "process details (not available yet)", key_not_yet},
+    {{'b'}, "b", "stack of every thread (not available yet)", key_not_yet},
+    {{'D'}, "D", "write a core dump (not available yet)", key_not_yet},
+    {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet},
+    {{'C'}, "C", "CPU profile (not available yet)", key_not_yet},
+    {{'A'}, "A", "heap summary by type/site (not available yet)", key_not_yet},
+    {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw},
+    {{F(KEY_F(1)), '?', 'h'}, "F1 ? h", "this help", key_help},
+    {{F(KEY_F(10)), 'q'}, "F10 q", "quit", key_quit},
+};
+const int keymap_count = (int)(sizeof keymap_table / sizeof keymap_table[0]);
+
+/* ---- modes ---- */
+
+static unsigned dispatch_table(struct tui *t, int key)
+{
+    if (key == F(KEY_ENTER)) key = '\n';
+    for (int i = 0; i < keymap_count; i++)
+        for (int k = 0; k < KEYMAP_MAX_KEYS && keymap_table[i].keys[k]; k++)
+            if (keymap_table[i].keys[k] == key) return keymap_table[i].handler(t, key);
+    return EFFECT_NONE;
+}
+
+static unsigned menu_choose(struct tui *t)
+{
+    struct menu *m = &t->menu;
+    long v = m->values[m->cursor];
+    t->mode = MODE_TABLE;
+    switch (m->kind) {
+    case MENU_SORT: return sort_by(t, (enum column_id)v);
+    case MENU_USER:
+        t->vo.user_set = v >= 0;
+        t->vo.user = (uid_t)(v >= 0 ? v : 0);
+        tui_set_status(t, 0, "%s", v >= 0 ? "showing one user's processes (u to change)" : "showing all users");
+        return EFFECT_REBUILD;
+    case MENU_SIGNAL: {
+        struct tag targets[1];
+        int n = t->ntags ? t->ntags : action_targets(t, targets, 1);
+        char label[128];
+        if (t->ntags) snprintf(label, sizeof label, "Send SIG%s to %d tagged processes? [y/N] ", sigabbrev_np((int)v), n);
+        else {
+            struct proc_row *r = selected_row(t);
+            char name[32];
+            text_sanitize_display(name, sizeof name, r ? r->comm : "", r ? strlen(r->comm) : 0);
+            snprintf(label, sizeof label, "Send SIG%s to %d (%s)? [y/N] ", sigabbrev_np((int)v), r ? r->pid : 0, name);
+        }
+        t->pending_signal = (int)v;
+        prompt_open(t, PROMPT_CONFIRM_SIGNAL, label, "");
+        return EFFECT_NONE;
+    }
+    case MENU_COLUMNS: return EFFECT_NONE;
+    }
+    return EFFECT_NONE;
+}
+
+/* Columns menu: Space toggles, - and + move; the settings follow at once. */
+static unsigned columns_menu_key(struct tui *t, int key)
+{
+    struct menu *m = &t->menu;
+    int c = m->cursor;
+    if (key == ' ') {
+        if (m->checked[c] && t->s->ncols == 1) return EFFECT_NONE; /* keep at least one */
+        m->checked[c] = !m->checked[c];
+    } else if ((key == '-' || key == '+' || key == '=') && m->checked[c]) {
+        int to = key == '-' ? c - 1 : c + 1;
+        if (to < 0 || to >= m->n || !m->checked[to]) return EFFECT_NONE;
+        char label[64];
+        long v = m->values[c];
+        memcpy(label, m->labels[c], sizeof label);
+        memcpy(m->labels[c], m->labels[to], sizeof label);
+        m->values[c] = m->values[to];
+        memcpy(m->labels[to], label, sizeof label);
+        m->values[to] = v;
+        m->cursor = to;
+    } else {
+        return EFFECT_NONE;
+    }
+    t->s->ncols = 0;
+    for (int i = 0; i < m->n; i++)
+        if (m->checked[i]) t->s->cols[t->s->ncols++] = (enum column_id)m->values[i];
+    /* Refilling lists shown columns first; the cursor stays on the same line. */
+    columns_menu_fill(t);
+    return EFFECT_REBUILD | EFFECT_SAVE;
+}
+
+static unsigned menu_key(struct tui *t, int key)
+{
+    struct menu *m = &t->menu;
+    int visible = LINES - 6 > 3 ? LINES - 6 : 3;
+    switch (key) {
+    case F(KEY_UP): if (m->cursor > 0) m->cursor--; break;
+    case F(KEY_DOWN): if (m->cursor + 1 < m->n) m->cursor++; break;
+    case F(KEY_PPAGE): m->cursor = m->cursor > visible ? m->cursor - visible : 0; break;
+    case F(KEY_NPAGE): m->cursor = m->cursor + visible < m->n ? m->cursor + visible : m->n - 1; break;
+    case F(KEY_HOME): m->cursor = 0; break;
+    case F(KEY_END): m->cursor = m->n - 1; break;
+    case 27: case 'q': case F(KEY_F(10)): t->mode = MODE_TABLE; break;
+    case '\n': case '\r': case F(KEY_ENTER):
+        if (m->kind == MENU_COLUMNS) t->mode = MODE_TABLE;
+        else return menu_choose(t);
+        break;
+    default:
+        if (m->kind == MENU_COLUMNS) return columns_menu_key(t, key);
+    }
+    return EFFECT_NONE;
+}
+
+/* Next row at or after from (wrapping) whose command matches the search text. */
+static long search_from(struct tui *t, long from)
+{
+    long n = (long)t->mon.view.n;
+    if (n == 0 || !t->prompt.text[0]) return -1;
+    if (from < 0) from = 0;
+    for (long k = 0; k < n; k++) {
+        long i = (from + k) % n;
+        struct proc_row *r = t->mon.view.rows[i].row;
+        proctable_fill(t->mon.table, &r, 1, PROC_NEED_CMDLINE);
+        if (procview_matches(r, t->prompt.text)) return i;
+    }
+    return -1;
+}
+
+static unsigned prompt_changed(struct tui *t)
+{
+    struct prompt *p = &t->prompt;
+    if (p->kind == PROMPT_SEARCH) {
+        long hit = search_from(t, t->search_origin);
+        p->failed = p->text[0] && hit < 0;
+        if (hit >= 0) tui_select_index(t, hit);
+    } else if (p->kind == PROMPT_FILTER) {
+        snprintf(t->filter, sizeof t->filter, "%s", p->text);
+        t->vo.filter = t->filter[0] ? t->filter : NULL;
+        return EFFECT_REBUILD;
+    }
+    return EFFECT_NONE;
+}
+
+static unsigned prompt_accept(struct tui *t)
+{
+    struct prompt *p = &t->prompt;
+    t->mode = MODE_TABLE;
+    if (p->kind == PROMPT_DELAY) {
+        double d;
+        if (text_parse_seconds(p->text, &d) < 0 || d < 0.1) {
+            tui_set_status(t, 1, "delay: '%s' is not a number of seconds >= 0.1", p->text);
+            return EFFECT_NONE;
+        }
+        t->s->delay = d;
+        tui_set_status(t, 0, "refreshing every %g s", d);
+        return EFFECT_RESAMPLE | EFFECT_SAVE;
+    }
+    if (p->kind == PROMPT_FILTER && t->filter[0]) tui_set_status(t, 0, "filter: %s (F4 to change)", t->filter);
+    return EFFECT_NONE;
+}
+
+static unsigned prompt_key(struct tui *t, int key)
+{
+    struct prompt *p = &t->prompt;
+    if (p->kind == PROMPT_CONFIRM_SIGNAL) {
+        t->mode = MODE_TABLE;
+        if (key == 'y' || key == 'Y') {
+            send_signal_now(t, t->pending_signal);
+            return EFFECT_RESAMPLE;
+        }
+        tui_set_status(t, 0, "no signal sent");
+        return EFFECT_NONE;
+    }
+    size_t len = strlen(p->text);
+    switch (key) {
+    case 27: /* Esc: a filter is cleared, a search leaves the selection where it is */
+        t->mode = MODE_TABLE;
+        if (p->kind == PROMPT_FILTER) {
+            p->text[0] = '\0';
+            return prompt_changed(t);
+        }
+        return EFFECT_NONE;
+    case '\n': case '\r': case F(KEY_ENTER): return prompt_accept(t);
+    case F(KEY_BACKSPACE): case 127: case 8:
+        /* Remove one whole UTF-8 character. */
+        while (len > 0 && (p->text[len - 1] & 0xC0) == 0x80) len--;
+        if (len > 0) len--;
+        p->text[len] = '\0';
+        return prompt_changed(t);
+    case F(KEY_F(3)): case F(KEY_DOWN):
+        if (p->kind == PROMPT_SEARCH) {
+            long hit = search_from(t, t->selected + 1);
+            if (hit >= 0) tui_select_index(t, hit);
+        }
+        return EFFECT_NONE;
+    default:
+        if ((key & KEY_FUNC_FLAG) || key < 0x20) return EFFECT_NONE;
+        char utf8[8];
+        int n = 0;
+        if (key < 0x80) utf8[n++] = (char)key;
+        else if (key < 0x800) { utf8[n++] = (char)(0xC0 | (key >> 6)); utf8[n++] = (char)(0x80 | (key & 0x3F)); }
+        else if (key < 0x10000) {
+            utf8[n++] = (char)(0xE0 | (key >> 12));
+            utf8[n++] = (char)(0x80 | ((key >> 6) & 0x3F));
+            utf8[n++] = (char)(0x80 | (key & 0x3F));
+        } else return EFFECT_NONE;
+        if (len + (size_t)n + 1 >= sizeof p->text) return EFFECT_NONE;
+        memcpy(p->text + len, utf8, (size_t)n);
+        p->text[len + (size_t)n] = '\0';
+        return prompt_changed(t);
+    }
+}
+
+static unsigned help_key(struct tui *t, int key)
+{
+    if (key == F(KEY_DOWN) || key == F(KEY_NPAGE)) t->help_top += key == F(KEY_DOWN) ? 1 : 10;
+    else if (key == F(KEY_UP) || key == F(KEY_PPAGE)) t->help_top -= key == F(KEY_UP) ? 1 : 10;
+    else t->mode = MODE_TABLE;
+    if (t->help_top < 0) t->help_top = 0;
+    if (t->help_top > keymap_count) t->help_top = keymap_count;
+    return EFFECT_NONE;
+}
+
+unsigned keymap_dispatch(struct tui *t, int key)
+{
+    switch (t->mode) {
+    case MODE_HELP: return help_key(t, key);
+    case MODE_MENU: return menu_key(t, key);
+    case MODE_PROMPT: return prompt_key(t, key);
+    default: return dispatch_table(t, key);
+    }
+}

@@ -1,0 +1,93 @@
+#include "overlay_view.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "draw.h"
+#include "keymap.h"
+
+static void function_bar(const struct tui *t, int y)
+{
+    static const char *const keys[][2] = {{"F1", "Help"}, {"F2", "Setup"}, {"F3", "Search"}, {"F4", "Filter"},
+                                          {"F5", "Tree"}, {"F6", "SortBy"}, {"F7", "Nice-"}, {"F8", "Nice+"},
+                                          {"F9", "Kill"}, {"F10", "Quit"}};
+    const struct screen *s = &t->scr;
+    int x = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && x < COLS; i++) {
+        x += draw_text(s, y, x, COLS - x, keys[i][0], screen_attr(s, STYLE_KEY));
+        char label[16];
+        snprintf(label, sizeof label, "%-6s ", keys[i][1]);
+        x += draw_text(s, y, x, COLS - x, label, screen_attr(s, STYLE_KEY_LABEL));
+    }
+    draw_fill(y, x, COLS - x, screen_attr(s, STYLE_KEY_LABEL));
+}
+
+void overlay_view_bottom(const struct tui *t, double now)
+{
+    const struct screen *s = &t->scr;
+    int y = LINES - 1;
+    if (y < 1) return;
+    if (t->mode == MODE_PROMPT) {
+        const struct prompt *p = &t->prompt;
+        int x = draw_text(s, y, 0, COLS, p->label, screen_attr(s, STYLE_KEY));
+        x += draw_text(s, y, x, COLS - x, p->text, screen_attr(s, p->failed ? STYLE_ERROR : STYLE_NORMAL));
+        if (p->failed) draw_text(s, y, x, COLS - x, "  (not found)", screen_attr(s, STYLE_ERROR));
+        return;
+    }
+    if (t->status[0] && now < t->status_until) {
+        draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
+        return;
+    }
+    function_bar(t, y);
+}
+
+static void panel_frame(const struct tui *t, int y, int x, int h, int w, const char *title)
+{
+    const struct screen *s = &t->scr;
+    for (int i = 0; i < h; i++) draw_fill(y + i, x, w, screen_attr(s, STYLE_PANEL));
+    draw_text(s, y, x + 1, w - 2, title, screen_attr(s, STYLE_PANEL) | (int)A_BOLD);
+}
+
+void overlay_view_menu(const struct tui *t)
+{
+    const struct screen *s = &t->scr;
+    const struct menu *m = &t->menu;
+    int w = 0;
+    for (int i = 0; i < m->n; i++) w = (int)strlen(m->labels[i]) > w ? (int)strlen(m->labels[i]) : w;
+    w += 8;
+    if ((int)strlen(m->title) + 2 > w) w = (int)strlen(m->title) + 2;
+    if (w > COLS) w = COLS;
+    int h = m->n + 2;
+    if (h > LINES - 2) h = LINES - 2;
+    if (h < 3 || w < 8) return;
+    int y = (LINES - h) / 2, x = (COLS - w) / 2;
+    panel_frame(t, y, x, h, w, m->title);
+    int rows = h - 2;
+    int top = m->cursor >= rows ? m->cursor - rows + 1 : 0;
+    for (int i = 0; i < rows && top + i < m->n; i++) {
+        int idx = top + i;
+        char line[96];
+        if (m->kind == MENU_COLUMNS) snprintf(line, sizeof line, "[%c] %s", m->checked[idx] ? 'x' : ' ', m->labels[idx]);
+        else snprintf(line, sizeof line, "%s", m->labels[idx]);
+        int attr = idx == m->cursor ? screen_attr(s, STYLE_SELECTED) | (int)A_BOLD : screen_attr(s, STYLE_PANEL);
+        draw_fill(y + 1 + i, x + 1, w - 2, attr);
+        draw_text(s, y + 1 + i, x + 2, w - 4, line, attr);
+    }
+}
+
+void overlay_view_help(const struct tui *t)
+{
+    const struct screen *s = &t->scr;
+    erase();
+    draw_text(s, 0, 0, COLS, "diagtop keys (any other key closes; Up/Down scroll)", screen_attr(s, STYLE_LABEL));
+    int y = 2;
+    for (int i = t->help_top; i < keymap_count && y < LINES - 1; i++, y++) {
+        int x = draw_text(s, y, 1, 12, keymap_table[i].label, screen_attr(s, STYLE_KEY));
+        draw_text(s, y, 14 > x + 2 ? 14 : x + 2, COLS - 14, keymap_table[i].help, screen_attr(s, STYLE_NORMAL));
+    }
+    if (y < LINES - 1)
+        draw_text(s, y + 1, 1, COLS - 2,
+                  "Mouse: click a row to select it, a column title to sort by it (again to invert).",
+                  screen_attr(s, STYLE_DIM));
+}

@@ -1,0 +1,70 @@
+/* tui_state: the state of the interactive monitor shared by its key handlers and views (ui/ only). */
+#ifndef DIAGTOP_TUI_STATE_H
+#define DIAGTOP_TUI_STATE_H
+#include "../app/monitor.h"
+#include "../app/settings.h"
+#include "screen.h"
+#include "tui.h"
+
+#define TUI_TEXT_MAX 256
+#define TUI_MENU_MAX 64
+#define TUI_MAX_TAGS 4096
+
+enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT };
+enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM_SIGNAL };
+
+struct menu {
+    enum menu_kind kind;
+    char title[64];
+    int n, cursor, top;
+    char labels[TUI_MENU_MAX][64];
+    long values[TUI_MENU_MAX];
+    int checked[TUI_MENU_MAX]; /* columns menu: shown or not */
+};
+
+struct prompt {
+    enum prompt_kind kind;
+    char label[128];
+    char text[TUI_TEXT_MAX];
+    int failed; /* search found nothing */
+};
+
+struct tag {
+    int pid;
+    unsigned long long start_ticks;
+};
+
+/* What a key handler asks for after it changed the state. */
+enum tui_effect { EFFECT_NONE = 0, EFFECT_REBUILD = 1, EFFECT_RESAMPLE = 2, EFFECT_SAVE = 4 };
+
+struct tui {
+    struct screen scr;
+    struct monitor mon;
+    const struct tui_config *cfg;
+    struct settings *s;
+    struct procview_opts vo;
+    char filter[TUI_TEXT_MAX];
+    int selected_pid; /* the selection follows the process, not the row index */
+    long selected, top;
+    struct tag tags[TUI_MAX_TAGS];
+    int ntags;
+    int paused, quit;
+    enum tui_mode mode;
+    struct menu menu;
+    struct prompt prompt;
+    int help_top;
+    long search_origin; /* the row the search started from */
+    int pending_signal; /* chosen in the signal menu, waiting for confirmation */
+    char status[TUI_TEXT_MAX];
+    int status_error;
+    double status_until;
+    int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
+    int col_x[COL_COUNT + 1];            /* x where each shown column starts */
+};
+
+void tui_set_status(struct tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Moves the selection to view row idx (clamped) and keeps it on screen. */
+void tui_select_index(struct tui *t, long idx);
+int tui_is_tagged(const struct tui *t, int pid);
+#endif

@@ -1,0 +1,88 @@
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz)
+{
+    size_t got = 0;
+    while (got + 1 < bufsz) {
+        ssize_t r = pread(fd, buf + got, bufsz - 1 - got, (off_t)got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    return (ssize_t)got;
+}
+
+ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    ssize_t r = fileio_pread_all(fd, buf, bufsz);
+    close(fd);
+    return r;
+}
+
+int fileio_mkdirs(const char *path, mode_t mode)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return -ENAMETOOLONG;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST) return -errno;
+        *p = '/';
+    }
+    if (mkdir(tmp, mode) < 0 && errno != EEXIST) return -errno;
+    return 0;
+}
+
+int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err, size_t errlen)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "path too long: %s", path);
+        return -ENAMETOOLONG;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
+        return -e;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(e));
+            return -e;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) < 0 || close(fd) < 0) {
+        int e = errno;
+        unlink(tmp);
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(e));
+        return -e;
+    }
+    if (rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+        return -e;
+    }
+    return 0;
+}

@@ -1,0 +1,20 @@
+/* fileio: small, error-checked file helpers shared by every module. */
+#ifndef DIAGTOP_FILEIO_H
+#define DIAGTOP_FILEIO_H
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads the whole file at path (relative to dirfd, or AT_FDCWD) into buf (NUL-terminated). Returns bytes read or
+ * a negative errno. Files longer than bufsz-1 are truncated. */
+ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz);
+
+/* pread from offset 0 of an already open descriptor: procfs regenerates the text on every read at offset 0. */
+ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz);
+
+/* Writes data to path atomically: a temporary file in the same directory, fsync, rename. Returns 0 or -errno
+ * with a one-line reason in err. */
+int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err, size_t errlen);
+
+/* mkdir -p with the given mode for created components. Returns 0 or -errno. */
+int fileio_mkdirs(const char *path, mode_t mode);
+#endif

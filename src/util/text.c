@@ -1,0 +1,129 @@
+#include "text.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int text_utf8_seqlen(const unsigned char *s, size_t n)
+{
+    if (n == 0) return 0;
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    int len;
+    unsigned int min;
+    unsigned int cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if ((size_t)len > n) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    /* Overlong forms, surrogates and values past Unicode are invalid. */
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Shared walk: 'display' decides whether control characters are replaced too. */
+static size_t sanitize(char *dst, size_t dstsz, const char *src, size_t n, int display)
+{
+    static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0, i = 0;
+    if (dstsz == 0) return 0;
+    while (i < n && s[i] != '\0') {
+        int len = text_utf8_seqlen(s + i, n - i);
+        const char *piece = (const char *)s + i;
+        size_t plen = (size_t)len;
+        int bad = len == 0;
+        if (!bad && display) {
+            if (len == 1 && (s[i] < 0x20 || s[i] == 0x7F)) bad = 1;
+            if (len == 2 && s[i] == 0xC2 && s[i + 1] < 0xA0) bad = 1; /* C1 controls, e.g. CSI U+009B */
+        }
+        if (bad) {
+            piece = display ? "?" : replacement;
+            plen = display ? 1 : 3;
+            len = len ? len : 1;
+        }
+        if (o + plen >= dstsz) break;
+        memcpy(dst + o, piece, plen);
+        o += plen;
+        i += (size_t)len;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+size_t text_sanitize_display(char *dst, size_t dstsz, const char *src, size_t n)
+{
+    return sanitize(dst, dstsz, src, n, 1);
+}
+
+size_t text_sanitize_utf8(char *dst, size_t dstsz, const char *src, size_t n)
+{
+    return sanitize(dst, dstsz, src, n, 0);
+}
+
+int text_contains_nocase(const char *haystack, const char *needle)
+{
+    size_t nl = strlen(needle);
+    if (nl == 0) return 1;
+    for (const char *h = haystack; *h; h++) {
+        size_t i = 0;
+        while (i < nl && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == nl) return 1;
+    }
+    return 0;
+}
+
+void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width)
+{
+    static const char units[] = "KMGTP";
+    if (width <= 0) width = 6;
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%llu", kib);
+    if ((int)strlen(tmp) <= width) {
+        snprintf(buf, bufsz, "%s", tmp);
+        return;
+    }
+    double v = (double)kib;
+    for (int u = 0; units[u]; u++) {
+        if (u > 0) v /= 1024.0;
+        if (v < 10.0) snprintf(tmp, sizeof tmp, "%.2f%c", v, units[u]);
+        else if (v < 100.0) snprintf(tmp, sizeof tmp, "%.1f%c", v, units[u]);
+        else snprintf(tmp, sizeof tmp, "%.0f%c", v, units[u]);
+        /* at most three integer digits per unit, as top does: 1205M reads better as 1.18G */
+        if ((int)strlen(tmp) <= width && (v < 1000.0 || units[u + 1] == '\0')) break;
+    }
+    snprintf(buf, bufsz, "%s", tmp);
+}
+
+int text_parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end != '\0') return -1;
+    *out = v;
+    return 0;
+}
+
+int text_parse_seconds(const char *s, double *out)
+{
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v) || v <= 0.0 || v > 86400.0) return -1;
+    /* strtod would also take hex and "inf"; only plain decimals are accepted. */
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p) && *p != '.') return -1;
+    *out = v;
+    return 0;
+}

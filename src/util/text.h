@@ -1,0 +1,30 @@
+/* text: turning untrusted bytes (command lines, names) into text that is safe to show or serialize. */
+#ifndef DIAGTOP_TEXT_H
+#define DIAGTOP_TEXT_H
+#include <stddef.h>
+
+/* Copies src[0..n) into dst (size dstsz, always NUL-terminated) keeping valid UTF-8 sequences and replacing
+ * control bytes (C0, DEL, C1 as UTF-8) and invalid bytes: for the terminal each becomes '?', so an escape sequence
+ * can never reach it raw. Returns the length written. */
+size_t text_sanitize_display(char *dst, size_t dstsz, const char *src, size_t n);
+
+/* Same, for JSON: valid UTF-8 and control characters are kept (the JSON encoder escapes them), invalid bytes
+ * become U+FFFD, so the document stays valid UTF-8. */
+size_t text_sanitize_utf8(char *dst, size_t dstsz, const char *src, size_t n);
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one. */
+int text_utf8_seqlen(const unsigned char *s, size_t n);
+
+/* Case-insensitive (ASCII) substring test. */
+int text_contains_nocase(const char *haystack, const char *needle);
+
+/* Formats a byte count the way top does in narrow columns: 1234 -> "1234", then K/M/G/T with one decimal when it
+ * fits in width. Writes into buf. */
+void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width);
+
+/* Parses a strictly decimal unsigned integer; returns 0 on success, -1 on anything else. */
+int text_parse_u64(const char *s, unsigned long long *out);
+
+/* Parses decimal seconds ("1", "0.5", "2.25"); returns 0 and the value, or -1 if not a positive finite number. */
+int text_parse_seconds(const char *s, double *out);
+#endif

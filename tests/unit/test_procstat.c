@@ -1,0 +1,149 @@
+/* Parsers of /proc/PID/stat, statm and /proc/stat, on captured and crafted fixture files. */
+#include "check.h"
+#include "collect/procstat.h"
+#include "collect/systotals.h"
+
+static void stat_of_init_parses(void)
+{
+    size_t n;
+    char *t = fixture("stat_init.txt", &n);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(t, n, &ps), 0);
+    CHECK_INT(ps.pid, 1);
+    CHECK_INT(ps.ppid, 0);
+    CHECK(ps.state != 0);
+    CHECK(ps.num_threads >= 1);
+    CHECK(ps.starttime < 1000000);
+    CHECK(!(ps.flags & PROCSTAT_PF_KTHREAD));
+    free(t);
+}
+
+static void kernel_thread_is_flagged(void)
+{
+    size_t n;
+    char *t = fixture("stat_kthread.txt", &n);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(t, n, &ps), 0);
+    CHECK_INT(ps.pid, 2);
+    CHECK_STR(ps.comm, "kthreadd");
+    CHECK(ps.flags & PROCSTAT_PF_KTHREAD);
+    CHECK_INT(ps.vsize, 0);
+    free(t);
+}
+
+static void comm_with_parens_spaces_newline_and_escape(void)
+{
+    size_t n;
+    char *t = fixture("stat_odd_comm.txt", &n);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(t, n, &ps), 0);
+    CHECK_INT(ps.pid, 4242);
+    CHECK_STR(ps.comm, "a) b\n(\033[31m");
+    CHECK_INT(ps.state, 'R');
+    CHECK_INT(ps.ppid, 1);
+    CHECK_INT(ps.utime, 1234);
+    CHECK_INT(ps.stime, 567);
+    CHECK_INT(ps.priority, 20);
+    CHECK_INT(ps.nice, 0);
+    CHECK_INT(ps.num_threads, 3);
+    CHECK_INT(ps.starttime, 98765);
+    CHECK_INT(ps.vsize, 104857600);
+    CHECK_INT(ps.rss, 2560);
+    CHECK_INT(ps.processor, 1);
+    free(t);
+}
+
+static void zombie_with_invalid_utf8_name(void)
+{
+    size_t n;
+    char *t = fixture("stat_zombie_badutf8.txt", &n);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(t, n, &ps), 0);
+    CHECK_INT(ps.state, 'Z');
+    CHECK_INT((unsigned char)ps.comm[0], 0xff);
+    CHECK_INT(ps.vsize, 0);
+    free(t);
+}
+
+static void realtime_priority(void)
+{
+    size_t n;
+    char *t = fixture("stat_rt_kthread.txt", &n);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(t, n, &ps), 0);
+    CHECK_INT(ps.priority, -100);
+    CHECK_INT(ps.rt_priority, 99);
+    CHECK_INT(ps.policy, 1);
+    free(t);
+}
+
+static void garbage_and_truncated_are_rejected(void)
+{
+    size_t n;
+    struct procstat ps;
+    char *t = fixture("stat_garbage.txt", &n);
+    CHECK_INT(procstat_parse(t, n, &ps), -1);
+    free(t);
+    t = fixture("stat_truncated.txt", &n);
+    CHECK_INT(procstat_parse(t, n, &ps), -1);
+    free(t);
+    CHECK_INT(procstat_parse("1 (x) S 0 1", 11, &ps), -1); /* too few fields */
+}
+
+static void statm_parses(void)
+{
+    struct procstatm sm;
+    char *t = fixture("statm_self.txt", NULL);
+    CHECK_INT(procstat_parse_statm(t, &sm), 0);
+    CHECK(sm.size >= sm.resident);
+    CHECK(sm.resident >= sm.shared);
+    free(t);
+    CHECK_INT(procstat_parse_statm("1 2 3", &sm), -1);
+}
+
+static void proc_stat_parses_cpus_and_btime(void)
+{
+    char *t = fixture("proc_stat.txt", NULL);
+    struct procstat_sys *s = malloc(sizeof *s);
+    CHECK_INT(systotals_parse_stat(t, s), 0);
+    CHECK_INT(s->ncpu, 2);
+    CHECK_INT(s->total.user, 2910);
+    CHECK_INT(s->cpu[1].user, 2149);
+    CHECK_INT(s->cpu[1].steal, 200);
+    CHECK(s->btime > 1700000000ULL);
+    CHECK_INT(systotals_parse_stat("intr 1 2 3\n", s), -1);
+    free(s);
+    free(t);
+}
+
+static void cpu_usage_from_deltas(void)
+{
+    struct cpu_ticks a = {100, 0, 50, 1000, 10, 0, 0, 0}, b = {160, 0, 70, 1100, 20, 0, 0, 10};
+    struct cpu_usage u = systotals_usage(&a, &b);
+    /* deltas: user 60, system 20, iowait 10, steal 10, idle 100: total 200 */
+    CHECK(u.user > 29.9 && u.user < 30.1);
+    CHECK(u.system > 9.9 && u.system < 10.1);
+    CHECK(u.iowait > 4.9 && u.iowait < 5.1);
+    CHECK(u.steal > 4.9 && u.steal < 5.1);
+    CHECK(u.idle > 49.9 && u.idle < 50.1);
+    /* counters going back (CPU hot-unplug) clamp at zero rather than wrapping */
+    u = systotals_usage(&b, &a);
+    CHECK(u.user >= 0 && u.user <= 100);
+    u = systotals_usage(&a, &a);
+    CHECK(u.idle == 100.0);
+}
+
+int main(void)
+{
+    check_suite = "procstat";
+    RUN(stat_of_init_parses);
+    RUN(kernel_thread_is_flagged);
+    RUN(comm_with_parens_spaces_newline_and_escape);
+    RUN(zombie_with_invalid_utf8_name);
+    RUN(realtime_priority);
+    RUN(garbage_and_truncated_are_rejected);
+    RUN(statm_parses);
+    RUN(proc_stat_parses_cpus_and_btime);
+    RUN(cpu_usage_from_deltas);
+    CHECK_EXIT();
+}

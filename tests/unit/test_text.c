@@ -1,0 +1,94 @@
+/* Sanitizing untrusted bytes and formatting numbers. */
+#include "check.h"
+#include "util/text.h"
+
+static void escape_sequences_never_reach_the_terminal(void)
+{
+    char out[128];
+    const char in[] = "evil\033]0;title\007\033[2J\r\nend\x9b";
+    text_sanitize_display(out, sizeof out, in, sizeof in - 1);
+    CHECK(strchr(out, '\033') == NULL);
+    CHECK(strchr(out, '\007') == NULL);
+    CHECK(strchr(out, '\n') == NULL);
+    CHECK(strchr(out, '\r') == NULL);
+    CHECK_STR(out, "evil?]0;title??[2J??end?");
+}
+
+static void utf8_is_kept_and_c1_controls_are_not(void)
+{
+    char out[64];
+    const char in[] = "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xc2\x9b" "x";
+    text_sanitize_display(out, sizeof out, in, sizeof in - 1);
+    CHECK_STR(out, "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac ?x");
+}
+
+static void invalid_utf8_becomes_replacement_for_json(void)
+{
+    char out[64];
+    const char in[] = "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\033";
+    text_sanitize_utf8(out, sizeof out, in, sizeof in - 1);
+    /* overlong (c0 af) and surrogate (ed a0 80) forms are invalid too; ESC stays for the JSON encoder to escape */
+    CHECK_STR(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "d\033");
+}
+
+static void output_is_bounded(void)
+{
+    char out[5];
+    text_sanitize_display(out, sizeof out, "abcdefgh", 8);
+    CHECK_STR(out, "abcd");
+    text_sanitize_display(out, sizeof out, "ab\xe6\x97\xa5", 5); /* a multi-byte char that does not fit is dropped */
+    CHECK_STR(out, "ab");
+}
+
+static void kib_formatting(void)
+{
+    char b[16];
+    text_format_kib(b, sizeof b, 123456, 6);
+    CHECK_STR(b, "123456");
+    text_format_kib(b, sizeof b, 1234567, 6);
+    CHECK_STR(b, "1.18G");
+    text_format_kib(b, sizeof b, 12345678, 6);
+    CHECK_STR(b, "11.8G");
+    text_format_kib(b, sizeof b, 0, 6);
+    CHECK_STR(b, "0");
+}
+
+static void seconds_and_integers(void)
+{
+    double d;
+    unsigned long long v;
+    CHECK_INT(text_parse_seconds("0.5", &d), 0);
+    CHECK(d == 0.5);
+    CHECK_INT(text_parse_seconds("2", &d), 0);
+    CHECK_INT(text_parse_seconds("-1", &d), -1);
+    CHECK_INT(text_parse_seconds("0", &d), -1);
+    CHECK_INT(text_parse_seconds("1e3", &d), -1);
+    CHECK_INT(text_parse_seconds("inf", &d), -1);
+    CHECK_INT(text_parse_seconds("0x10", &d), -1);
+    CHECK_INT(text_parse_seconds("", &d), -1);
+    CHECK_INT(text_parse_u64("42", &v), 0);
+    CHECK_INT(v, 42);
+    CHECK_INT(text_parse_u64("42x", &v), -1);
+    CHECK_INT(text_parse_u64("-1", &v), -1);
+    CHECK_INT(text_parse_u64("99999999999999999999999", &v), -1);
+}
+
+static void case_insensitive_contains(void)
+{
+    CHECK(text_contains_nocase("/usr/bin/Python3 -m http", "python"));
+    CHECK(!text_contains_nocase("sleep", "sleeper"));
+    CHECK(text_contains_nocase("x", ""));
+}
+
+int main(void)
+{
+    check_suite = "text";
+    RUN(escape_sequences_never_reach_the_terminal);
+    RUN(utf8_is_kept_and_c1_controls_are_not);
+    RUN(invalid_utf8_becomes_replacement_for_json);
+    RUN(output_is_bounded);
+    RUN(kib_formatting);
+    RUN(seconds_and_integers);
+    RUN(case_insensitive_contains);
+    CHECK_EXIT();
+}
