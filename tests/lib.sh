@@ -6,7 +6,9 @@ DIAGTOP=${DIAGTOP:-$ROOT/build/asan/diagtop}
 TARGETS=$ROOT/build/targets
 TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "/tmp/diagtop-test.$TEST_NAME.XXXXXX")
-TMUX_SOCKET="diagtop-test-$TEST_NAME-$$"
+TMUX_BASE="diagtop-test-$TEST_NAME-$$"
+TMUX_SOCKET=$TMUX_BASE
+TMUX_COUNT=0
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99"
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -63,16 +65,20 @@ stop_pid() {
 
 cleanup() {
     local pid
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    local n
+    for n in $(seq 0 "$TMUX_COUNT"); do tmux -L "$TMUX_BASE-$n" kill-server 2>/dev/null; done
     for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
     rm -rf "$TMP"
 }
 trap cleanup EXIT
 
 # ---- tmux ----
-tui_start() { # tui_start COLS ROWS COMMAND
-    tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x "$1" -y "$2" "$3"
-    tmux -L "$TMUX_SOCKET" set-option -g remain-on-exit on >/dev/null
+tui_start() { # tui_start COLS ROWS COMMAND: a new tmux server each time (a killed one takes a moment to go)
+    TMUX_COUNT=$((TMUX_COUNT + 1))
+    TMUX_SOCKET="$TMUX_BASE-$TMUX_COUNT"
+    # After the program, a shell reports its exit status and the tty modes, and keeps the pane alive for checks.
+    tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x "$1" -y "$2" \
+        "$3; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE -- '-?(icanon|echo)' | tr '\n' ' '; echo; exec sleep 600"
 }
 tui_keys() { tmux -L "$TMUX_SOCKET" send-keys "$@"; }
 tui_screen() { tmux -L "$TMUX_SOCKET" capture-pane -p; }
@@ -85,8 +91,25 @@ tui_wait() {
     done
     return 1
 }
-tui_pane_dead() { [ "$(tmux -L "$TMUX_SOCKET" display-message -p '#{pane_dead}')" = 1 ]; }
-tui_pane_status() { tmux -L "$TMUX_SOCKET" display-message -p '#{pane_dead_status}'; }
+# tui_app_pid: the PID of the program under test (the child of the pane's shell).
+tui_app_pid() { ps -o pid= --ppid "$(tmux -L "$TMUX_SOCKET" display -p '#{pane_pid}')" | head -1 | tr -d ' '; }
+# tui_wait_exit: waits until the program ended; prints nothing, sets TUI_EXIT to its status.
+tui_wait_exit() {
+    tui_wait '^\[exit [0-9]+\]' 10 || return 1
+    TUI_EXIT=$(tui_screen | sed -n 's/^\[exit \([0-9]*\)\]$/\1/p' | tail -1)
+    sleep 0.2
+}
+# tui_restored: the terminal is back in its normal state: main screen, cursor shown, keypad and mouse modes
+# off, canonical input with echo.
+tui_restored() {
+    local state
+    state=$(tmux -L "$TMUX_SOCKET" display -p "#{alternate_on}#{cursor_flag}#{keypad_cursor_flag}#{mouse_standard_flag}")
+    if [ "$state" != 0100 ]; then
+        echo "  terminal state (alternate, cursor, keypad, mouse): $state, expected 0100" >&2
+        return 1
+    fi
+    tui_screen | grep -q '^icanon echo' || { echo "  tty modes: $(tui_screen | grep -E 'icanon')" >&2; return 1; }
+}
 
 # ---- JSON ----
 # json_eval FILE PYTHON_EXPR: evaluates the expression with `docs` (every JSON line of FILE) and `last`

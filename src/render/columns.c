@@ -172,7 +172,7 @@ static void fmt_command(char *buf, size_t n, const struct proc_row *r, const str
 
 const struct column columns_table[COL_COUNT] = {
     {COL_PID, "pid", "PID", 7, 0, 0, 0, "process (or thread) id", cmp_pid, fmt_pid},
-    {COL_USER, "user", "USER", 9, 1, 0, 0, "effective user", cmp_user, fmt_user},
+    {COL_USER, "user", "USER", 8, 1, 0, 0, "effective user", cmp_user, fmt_user},
     {COL_PRI, "pri", "PRI", 3, 0, 1, 0, "kernel scheduling priority", cmp_pri, fmt_pri},
     {COL_NI, "ni", "NI", 3, 0, 1, 0, "nice value", cmp_ni, fmt_ni},
     {COL_VIRT, "virt", "VIRT", 7, 0, 1, 0, "virtual memory size", cmp_virt, fmt_virt},
@@ -185,7 +185,7 @@ const struct column columns_table[COL_COUNT] = {
     {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr},
     {COL_GROWTH, "growth", "RES/min", 7, 0, 1, 0, "resident memory growth per minute, last 5 minutes", cmp_growth,
      fmt_growth},
-    {COL_RUNTIME, "runtime", "RUNTIME", 8, 1, 1, PROC_NEED_RUNTIME, "go, java, or -; * when an agent listens",
+    {COL_RUNTIME, "runtime", "RUNTIME", 7, 1, 1, PROC_NEED_RUNTIME, "go, java, or -; * when an agent listens",
      cmp_runtime, fmt_runtime},
     {COL_COMMAND, "command", "COMMAND", 0, 1, 0, PROC_NEED_CMDLINE, "command line (thread name for threads)",
      cmp_command, fmt_command},

@@ -21,6 +21,7 @@ static void on_quit_signal(int sig)
 static void on_crash_signal(int sig)
 {
     if (screen_is_open) {
+        curs_set(1);
         endwin();
         screen_is_open = 0;
     }

@@ -7,13 +7,45 @@
 #include "../render/table_text.h"
 #include "draw.h"
 
+#define COMMAND_MIN_WIDTH 16
+
+/* On a narrow terminal the least telling columns give way so the command stays readable (htop's default set fits
+ * 80 columns; ours has RES/min and RUNTIME on top). */
+static const enum column_id narrow_drop_order[] = {COL_PRI, COL_NI, COL_SHR, COL_VIRT, COL_THR, COL_MEM, COL_TIME,
+                                                   COL_USER};
+
+static int width_of(const enum column_id *cols, int n)
+{
+    int w = 0;
+    for (int i = 0; i < n; i++) w += columns_table[cols[i]].width + 1;
+    return w;
+}
+
+static void choose_columns(struct tui *t)
+{
+    memcpy(t->drawn, t->s->cols, sizeof t->drawn);
+    t->ndrawn = t->s->ncols;
+    int has_command = 0;
+    for (int i = 0; i < t->ndrawn; i++) has_command |= t->drawn[i] == COL_COMMAND;
+    int need = has_command ? COMMAND_MIN_WIDTH : 0;
+    for (size_t d = 0; d < sizeof narrow_drop_order / sizeof narrow_drop_order[0]; d++) {
+        if (width_of(t->drawn, t->ndrawn) + need <= COLS) break;
+        for (int i = 0; i < t->ndrawn; i++) {
+            if (t->drawn[i] != narrow_drop_order[d]) continue;
+            memmove(&t->drawn[i], &t->drawn[i + 1], (size_t)(t->ndrawn - i - 1) * sizeof t->drawn[0]);
+            t->ndrawn--;
+            break;
+        }
+    }
+}
+
 static void draw_titles(struct tui *t, int y)
 {
     const struct screen *s = &t->scr;
     draw_fill(y, 0, COLS, screen_attr(s, STYLE_TITLE));
     int x = 0;
-    for (int i = 0; i < t->s->ncols; i++) {
-        const struct column *c = &columns_table[t->s->cols[i]];
+    for (int i = 0; i < t->ndrawn; i++) {
+        const struct column *c = &columns_table[t->drawn[i]];
         char cell[64];
         t->col_x[i] = x;
         table_text_title(cell, sizeof cell, c);
@@ -22,7 +54,7 @@ static void draw_titles(struct tui *t, int y)
         x += draw_text(s, y, x, COLS - x, cell, attr);
         x += 1;
     }
-    t->col_x[t->s->ncols] = COLS;
+    t->col_x[t->ndrawn] = COLS;
 }
 
 /* The command cell: tree prefix, then the command with the program's basename highlighted. */
@@ -51,8 +83,8 @@ static void draw_row(struct tui *t, int y, const struct procview_row *vr, int se
     int base = screen_attr(s, selected ? STYLE_SELECTED : tagged ? STYLE_TAGGED : STYLE_NORMAL);
     if (selected) draw_fill(y, 0, COLS, base);
     int x = 0;
-    for (int i = 0; i < t->s->ncols && x < COLS; i++) {
-        const struct column *c = &columns_table[t->s->cols[i]];
+    for (int i = 0; i < t->ndrawn && x < COLS; i++) {
+        const struct column *c = &columns_table[t->drawn[i]];
         if (c->id == COL_COMMAND) {
             draw_command(t, y, x, vr, base, selected || tagged);
             break;
@@ -68,6 +100,7 @@ static void draw_row(struct tui *t, int y, const struct procview_row *vr, int se
 
 void table_view_draw(struct tui *t)
 {
+    choose_columns(t);
     draw_titles(t, t->table_y - 1);
     const struct procview *v = &t->mon.view;
     for (int i = 0; i < t->table_rows; i++) {
@@ -79,7 +112,7 @@ void table_view_draw(struct tui *t)
 
 int table_view_column_at(const struct tui *t, int x)
 {
-    for (int i = 0; i < t->s->ncols; i++)
-        if (x >= t->col_x[i] && x < t->col_x[i + 1]) return i;
+    for (int i = 0; i < t->ndrawn; i++)
+        if (x >= t->col_x[i] && x < t->col_x[i + 1]) return (int)t->drawn[i];
     return -1;
 }

@@ -6,6 +6,6 @@
 
 /* Draws rows [t->top, t->top + t->table_rows) at t->table_y (title on the line above). */
 void table_view_draw(struct tui *t);
-/* The column under screen x on the title line, or -1. */
+/* The id of the column under screen x on the title line, or -1. */
 int table_view_column_at(const struct tui *t, int x);
 #endif

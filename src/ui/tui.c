@@ -101,7 +101,7 @@ static unsigned handle_mouse(struct tui *t)
     if (ev.y == t->table_y - 1) {
         int col = table_view_column_at(t, ev.x);
         if (col < 0) return EFFECT_NONE;
-        enum column_id id = t->s->cols[col];
+        enum column_id id = (enum column_id)col;
         if (t->vo.sort == id) t->vo.reverse = t->s->reverse = !t->vo.reverse;
         else {
             t->vo.sort = t->s->sort = id;

@@ -60,7 +60,9 @@ struct tui {
     int status_error;
     double status_until;
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
-    int col_x[COL_COUNT + 1];            /* x where each shown column starts */
+    enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
+    int ndrawn;
+    int col_x[COL_COUNT + 1];            /* x where each drawn column starts */
 };
 
 void tui_set_status(struct tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
