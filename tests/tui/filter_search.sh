@@ -8,7 +8,7 @@ start_target s1 "$TARGETS/sleeper" "needle-one"; S1=$TARGET_PID
 start_target s2 bash -c 'cd "$0" && exec ./sleeper "$@"' "$TARGETS" "needle-two" $'\e[31mred\e[0m' "café"; S2=$TARGET_PID
 start_target other "$TARGETS/sleeper" "haystack"; OTHER=$TARGET_PID
 
-tui_start 120 40 "$DIAGTOP -d 0.5 -s pid"
+tui_start 160 40 "$DIAGTOP -d 0.5 -s pid"
 tui_wait 'PID USER' || fail "no table"
 rows() { tui_screen | awk '/PID USER/ {on=1; next} on && $1 ~ /^[0-9]+$/ {print $1}'; }
 
