@@ -40,10 +40,10 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
     if (p >= end) return -1;
     out->state = *p++;
 
-    /* Fields 4.. (1-based, as in proc(5)); we keep the ones we use. */
-    long long f[52];
+    /* Fields 4..41 (1-based, as in proc(5)): up to the scheduling policy, the last one we use. */
+    long long f[38];
     int n = 0;
-    while (n < 49 && next_ll(&p, end, &f[n]) == 0) n++;
+    while (n < 38 && next_ll(&p, end, &f[n]) == 0) n++;
     if (n < 21) return -1; /* up to and including rss (field 24) */
 #define F(k) f[(k) - 4]
     out->ppid = (int)F(4);

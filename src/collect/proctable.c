@@ -23,6 +23,7 @@
 #define AGENT_RECHECK_SECONDS 5.0 /* an agent can start listening at any time */
 #define YOUNG_PROCESS_SECONDS 2.0 /* a JVM maps libjvm.so shortly after exec: classify again */
 #define FD_RESERVE 64             /* descriptors left for everything else */
+#define STATM_MAX_AGE_SECONDS 10.0 /* an idle process's statm is re-read at least this often */
 
 /* One process or thread, as long as it keeps its identity (pid, start time). */
 struct proc_entry {
@@ -32,6 +33,11 @@ struct proc_entry {
     unsigned gen;
     unsigned long long prev_ticks;
     int have_prev;
+    /* Memory can only change when the process runs, faults or loses pages (which shows in its RSS): when none of
+     * that happened since statm was read, the value read then still holds. */
+    unsigned long long faults;
+    int memory_may_have_changed;
+    double statm_time;
     struct growth growth;
     /* Caches of this identity, dropped when the program changes (exec). */
     char *cmdline;
@@ -174,13 +180,13 @@ static ssize_t entry_read(struct proctable *t, struct proc_entry *e, int *fd, co
             int nfd = open_kept(t, path, &keep);
             if (nfd < 0) return nfd;
             if (!keep) {
-                ssize_t r = fileio_pread_all(nfd, buf, bufsz);
+                ssize_t r = fileio_pread_once(nfd, buf, bufsz);
                 close(nfd);
                 return r;
             }
             *fd = nfd;
         }
-        ssize_t r = fileio_pread_all(*fd, buf, bufsz);
+        ssize_t r = fileio_pread_once(*fd, buf, bufsz);
         if (r > 0) return r;
         close_fd(t, fd);
         if (r == 0) return -ESRCH;
@@ -226,8 +232,13 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     r->nlwp = ps.num_threads;
     r->utime = ps.utime;
     r->stime = ps.stime;
+    unsigned long long rss = ps.rss > 0 ? (unsigned long long)ps.rss * (unsigned long long)t->page_size : 0;
+    unsigned long long faults = ps.minflt + ps.majflt;
+    e->memory_may_have_changed |= !e->have_prev || ps.utime + ps.stime != e->prev_ticks || rss != r->rss_bytes ||
+                                  ps.vsize != r->vsize_bytes || faults != e->faults;
+    e->faults = faults;
     r->vsize_bytes = ps.vsize;
-    r->rss_bytes = ps.rss > 0 ? (unsigned long long)ps.rss * (unsigned long long)t->page_size : 0;
+    r->rss_bytes = rss;
     r->mem_percent = t->mem_total ? 100.0 * (double)r->rss_bytes / (double)t->mem_total : 0.0;
 
     /* CPU% over the interval. A process first seen after the first refresh started within the interval, so all
@@ -425,14 +436,18 @@ int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all,
 /* The entry owning a row (rows are the first member of their entry). */
 static struct proc_entry *entry_of(struct proc_row *r) { return (struct proc_entry *)r; }
 
-static void fill_statm(struct proctable *t, struct proc_entry *e)
+static void fill_statm(struct proctable *t, struct proc_entry *e, double now)
 {
+    if (!e->memory_may_have_changed && e->row.shared_bytes >= 0 && now - e->statm_time < STATM_MAX_AGE_SECONDS)
+        return; /* about 3 us of kernel time per process saved on every refresh of an idle system */
     char buf[256];
     struct procstatm sm;
     ssize_t n = entry_read(t, e, &e->statm_fd, "statm", buf, sizeof buf);
     e->row.shared_bytes = n > 0 && procstat_parse_statm(buf, &sm) == 0
                               ? (long long)(sm.shared * (unsigned long long)t->page_size)
                               : -1;
+    e->memory_may_have_changed = 0;
+    e->statm_time = now;
 }
 
 static void fill_cmdline(struct proctable *t, struct proc_entry *e)
@@ -524,7 +539,7 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
     for (size_t i = 0; i < n; i++) {
         struct proc_entry *e = entry_of(rows[i]);
         if (needs & (PROC_NEED_CMDLINE | PROC_NEED_EXE | PROC_NEED_RUNTIME)) check_exec(t, e, now);
-        if (needs & PROC_NEED_STATM) fill_statm(t, e);
+        if (needs & PROC_NEED_STATM) fill_statm(t, e, now);
         if (needs & PROC_NEED_CMDLINE) fill_cmdline(t, e);
         if (needs & PROC_NEED_EXE) fill_exe(t, e);
         if (needs & PROC_NEED_RUNTIME) fill_runtime(t, e, now);

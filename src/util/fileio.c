@@ -23,6 +23,16 @@ ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz)
     return (ssize_t)got;
 }
 
+ssize_t fileio_pread_once(int fd, char *buf, size_t bufsz)
+{
+    ssize_t r;
+    do r = pread(fd, buf, bufsz - 1, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return -errno;
+    buf[r] = '\0';
+    return r;
+}
+
 ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);

@@ -8,8 +8,12 @@
  * a negative errno. Files longer than bufsz-1 are truncated. */
 ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz);
 
-/* pread from offset 0 of an already open descriptor: procfs regenerates the text on every read at offset 0. */
+/* pread from offset 0 of an already open descriptor until EOF: procfs regenerates the text on every read at
+ * offset 0. */
 ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz);
+/* One pread at offset 0, for small one-record procfs files (stat, statm): a second read would make the kernel
+ * generate the whole text again just to report EOF, doubling the cost of a refresh. */
+ssize_t fileio_pread_once(int fd, char *buf, size_t bufsz);
 
 /* Writes data to path atomically: a temporary file in the same directory, fsync, rename. Returns 0 or -errno
  * with a one-line reason in err. */

@@ -10,7 +10,12 @@ start_target sleeper "$TARGETS/sleeper" "with space" "café" $'\e[31mred\e[0m' $
 wait_ready hog || fail "hog never allocated its memory"
 sleep 0.5 # let the burner accumulate CPU time
 
-"$DIAGTOP" -b -n 2 -d 0.5 --json -s cpu >"$TMP/cpu.json" 2>"$TMP/cpu.err"
+# Other tests run in parallel (with burners of their own): orderings are asserted among this test's targets
+# (-p), and the whole table is checked for being sorted.
+"$DIAGTOP" -b -n 2 -d 0.5 --json -s cpu >"$TMP/all.json" 2>"$TMP/all.err"
+check "the whole table is sorted by CPU% descending" json_eval "$TMP/all.json" \
+    "all(a['cpu_percent'] >= b['cpu_percent'] for a, b in zip(last['processes'], last['processes'][1:]))"
+"$DIAGTOP" -b -n 2 -d 0.5 --json -s cpu -p "$BURNER,$HOG,$SLEEPER" >"$TMP/cpu.json" 2>"$TMP/cpu.err"
 check "exit status 0 with two documents" test $? -eq 0 -a "$(wc -l <"$TMP/cpu.json")" -eq 2
 check "every line is one JSON document with the schema's fields" json_eval "$TMP/cpu.json" "all(
     set(['time','timestamp','system','processes']) <= set(d) and
@@ -19,15 +24,16 @@ check "every line is one JSON document with the schema's fields" json_eval "$TMP
          'runtime','rss_growth_bytes_per_min','argv','agent']) <= set(d['processes'][0])
     for d in docs)"
 check "sorted by cpu: the burner is first" json_eval "$TMP/cpu.json" "last['processes'][0]['pid'] == $BURNER"
-check "the burner uses about one core" json_eval "$TMP/cpu.json" "80 <= proc($BURNER)['cpu_percent'] <= 110"
+check "the burner uses up to one core (shared with parallel tests)" json_eval "$TMP/cpu.json" "25 <= proc($BURNER)['cpu_percent'] <= 110"
 check "the first document already shows current CPU (short initial sample)" \
-    json_eval "$TMP/cpu.json" "proc($BURNER, docs[0])['cpu_percent'] >= 50"
+    json_eval "$TMP/cpu.json" "proc($BURNER, docs[0])['cpu_percent'] >= 25"
 check "the sleeper is idle" json_eval "$TMP/cpu.json" "proc($SLEEPER)['cpu_percent'] < 5"
-check "CPU% is sorted descending" json_eval "$TMP/cpu.json" \
-    "all(a['cpu_percent'] >= b['cpu_percent'] for a, b in zip(last['processes'], last['processes'][1:]))"
 
 "$DIAGTOP" -b -n 1 -d 0.2 --json -s mem >"$TMP/mem.json"
-check "sorted by mem: the hog is first" json_eval "$TMP/mem.json" "last['processes'][0]['pid'] == $HOG"
+"$DIAGTOP" -b -n 1 -d 0.2 --json -s mem -p "$BURNER,$HOG,$SLEEPER" >"$TMP/mem3.json"
+check "sorted by mem: the hog is first" json_eval "$TMP/mem3.json" "last['processes'][0]['pid'] == $HOG"
+check "the whole table is sorted by RSS" json_eval "$TMP/mem.json" \
+    "all(a['rss_bytes'] >= b['rss_bytes'] for a, b in zip(last['processes'], last['processes'][1:]))"
 check "the hog's RSS is its size (exact integer, within 8 MiB)" json_eval "$TMP/mem.json" \
     "isinstance(proc($HOG)['rss_bytes'], int) and 0 <= proc($HOG)['rss_bytes'] - $HOG_MIB*2**20 <= 8*2**20"
 check "the hog's virtual size covers it" json_eval "$TMP/mem.json" "proc($HOG)['vsize_bytes'] >= $HOG_MIB*2**20"

@@ -6,7 +6,8 @@ start_target burner "$TARGETS/burner"; BURNER=$TARGET_PID
 start_target hog "$TARGETS/hog" 384; HOG=$TARGET_PID
 wait_ready hog || fail "hog never allocated its memory"
 
-tui_start 120 40 "$DIAGTOP -d 0.5"
+# Other tests run burners and hogs in parallel: show this test's targets and a few others only.
+tui_start 120 40 "$DIAGTOP -d 0.5 -p $BURNER,$HOG,1,$$"
 check "the screen shows the header and the titles" tui_wait 'PID USER +PRI +NI +VIRT +RES +SHR S +%CPU'
 check "the function-key bar is at the bottom" bash -c "tmux -L '$TMUX_SOCKET' capture-pane -p | tail -1 | grep -q 'F1Help.*F10Quit'"
 first_row() { tui_screen | awk '/PID USER/ {getline; print $1; exit}'; }

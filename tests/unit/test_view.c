@@ -164,7 +164,7 @@ static void cells_and_lines(void)
     f.r[1].runtime = RUNTIME_GO;
     f.r[1].agent = 1;
     table_text_cell(buf, sizeof buf, &columns_table[COL_RUNTIME], &vr, &ctx);
-    CHECK_STR(buf, "go*     ");
+    CHECK_STR(buf, "go*    ");
     enum column_id cols[] = {COL_PID, COL_COMMAND};
     table_text_line(buf, sizeof buf, cols, 2, &vr, &ctx, 12);
     CHECK_STR(buf, "     10 /usr");
