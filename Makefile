@@ -2,11 +2,11 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson
+PKGS := libproc2 ncursesw libcjson libunwind-ptrace libunwind-generic libdw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(CFLAGS)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -55,9 +55,13 @@ build/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o $@ $<
 
+# A stripped copy: frames must still unwind (.eh_frame) and show module+offset.
+build/targets/threads-stripped: build/targets/threads
+	strip -o $@ $<
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
-targets: $(TARGET_BIN)
+targets: $(TARGET_BIN) build/targets/threads-stripped
 
 run: all
 	./build/diagtop

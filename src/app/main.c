@@ -8,6 +8,7 @@
 #include "../collect/users.h"
 #include "../ui/tui.h"
 #include "batch.h"
+#include "cmd_stack.h"
 #include "options.h"
 #include "settings.h"
 
@@ -35,9 +36,21 @@ static int view_options(const struct options *o, const struct settings *s, struc
     return 0;
 }
 
+/* Subcommands: each parses its own options. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"stack", cmd_stack},
+};
+
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    if (argc > 1 && argv[1][0] != '-') {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    }
     struct options o;
     char err[512];
     if (options_parse(&o, argc, argv, err, sizeof err) < 0) {

@@ -10,6 +10,8 @@
 const char options_usage[] =
     "usage: diagtop [options]            interactive monitor (needs a terminal)\n"
     "       diagtop -b [options]         batch output, like top -b\n"
+    "       diagtop stack PID [--json] [-t TID] [--no-source] [--no-group]\n"
+    "                                    every thread's stack of PID (see diagtop stack --help)\n"
     "\n"
     "options:\n"
     "  -b, --batch             print snapshots instead of the interactive screen\n"

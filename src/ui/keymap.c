@@ -8,6 +8,7 @@
 
 #include "../actions/process_control.h"
 #include "../util/text.h"
+#include "stack_pane.h"
 
 #define F(k) (KEY_FUNC_FLAG | (k))
 #define CTRL(c) ((c) & 0x1f)
@@ -78,7 +79,7 @@ static void menu_open(struct tui *t, enum menu_kind kind, const char *title)
 static void menu_add(struct menu *m, const char *label, long value, int checked)
 {
     if (m->n >= TUI_MENU_MAX) return;
-    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%s", label);
+    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%.63s", label);
     m->values[m->n] = value;
     m->checked[m->n] = checked;
     m->n++;
@@ -329,9 +330,21 @@ static unsigned key_redraw(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
+static unsigned key_stack(struct tui *t, int key)
+{
+    (void)key;
+    struct proc_row *r = selected_row(t);
+    if (!r) return EFFECT_NONE;
+    if (r->is_kernel) {
+        tui_set_status(t, 1, "%d is a kernel thread: it has no user-space stack", r->pid);
+        return EFFECT_NONE;
+    }
+    return stack_pane_open(t, r->tgid);
+}
+
 static unsigned key_not_yet(struct tui *t, int key)
 {
-    const char *what = key == 'b' ? "stack view" : key == 'D' ? "dump capture" : key == 'G' ? "GC request"
+    const char *what = key == 'D' ? "dump capture" : key == 'G' ? "GC request"
                      : key == 'C' ? "CPU profile" : key == 'A' ? "heap summary (allocations)" : "process details";
     tui_set_status(t, 1, "%s is not available yet in this version", what);
     return EFFECT_NONE;
@@ -362,7 +375,7 @@ const struct key_binding keymap_table[] = {
     {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay},
     {{'Z'}, "Z", "pause / resume updates", key_pause},
     {{F('\n'), '\n', '\r'}, "Enter", "process details (not available yet)", key_not_yet},
-    {{'b'}, "b", "stack of every thread (not available yet)", key_not_yet},
+    {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", key_stack},
     {{'D'}, "D", "write a core dump (not available yet)", key_not_yet},
     {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet},
     {{'C'}, "C", "CPU profile (not available yet)", key_not_yet},
@@ -584,6 +597,7 @@ unsigned keymap_dispatch(struct tui *t, int key)
     case MODE_HELP: return help_key(t, key);
     case MODE_MENU: return menu_key(t, key);
     case MODE_PROMPT: return prompt_key(t, key);
+    case MODE_PANE: return pane_key(t, key);
     default: return dispatch_table(t, key);
     }
 }

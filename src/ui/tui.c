@@ -14,6 +14,8 @@
 #include "header_view.h"
 #include "keymap.h"
 #include "overlay_view.h"
+#include "pane.h"
+#include "stack_pane.h"
 #include "table_view.h"
 #include "tui_state.h"
 
@@ -73,6 +75,11 @@ static void draw(struct tui *t)
     fill_visible(t);
     if (t->mode == MODE_HELP) {
         overlay_view_help(t);
+    } else if (t->mode == MODE_PANE) {
+        header_view_draw(t); /* the meters keep refreshing above the pane */
+        pane_draw(t, t->table_y - 1, clock_monotonic_seconds());
+        refresh();
+        return;
     } else {
         header_view_draw(t);
         if (t->table_rows > 0 || t->table_y - 1 < LINES - 1) table_view_draw(t);
@@ -181,13 +188,15 @@ int tui_run(const struct tui_config *cfg)
         draw(t);
         double wait = t->paused ? 1.0 : next - clock_monotonic_seconds();
         if (t->status[0] && t->status_until - now < wait) wait = t->status_until - now + 0.01;
-        struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
-        int pr = poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+        if (t->pane.busy && wait > 0.1) wait = 0.1; /* progress: the elapsed time ticks */
+        struct pollfd pfd[2] = {{STDIN_FILENO, POLLIN, 0}, {stack_pane_fd(t), POLLIN, 0}};
+        int pr = poll(pfd, 2, wait > 0 ? (int)(wait * 1000) + 1 : 0);
         if (pr < 0 && errno != EINTR) {
             status = 1;
             break;
         }
-        if (pr > 0 && (pfd.revents & (POLLHUP | POLLERR))) break; /* the terminal went away */
+        if (pr > 0 && (pfd[0].revents & (POLLHUP | POLLERR))) break; /* the terminal went away */
+        if (pr > 0 && (pfd[1].revents & POLLIN)) stack_pane_done(t);
         unsigned fx = read_keys(t);
         if (fx & EFFECT_SAVE) save_settings(t);
         if (fx & EFFECT_RESAMPLE) {
@@ -198,6 +207,8 @@ int tui_run(const struct tui_config *cfg)
             follow_selection(t);
         }
     }
+    stack_pane_shutdown(t); /* a capture in flight detaches before the terminal is restored */
+    text_lines_free(&t->pane.lines);
     screen_close();
     monitor_destroy(&t->mon);
     free(t);

@@ -3,6 +3,7 @@
 #define DIAGTOP_TUI_STATE_H
 #include "../app/monitor.h"
 #include "../app/settings.h"
+#include "pane.h"
 #include "screen.h"
 #include "tui.h"
 
@@ -10,7 +11,7 @@
 #define TUI_MENU_MAX 64
 #define TUI_MAX_TAGS 4096
 
-enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT };
+enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT, MODE_PANE };
 enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
 enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM_SIGNAL };
 
@@ -29,6 +30,8 @@ struct prompt {
     char text[TUI_TEXT_MAX];
     int failed; /* search found nothing */
 };
+
+struct stack_pane;
 
 struct tag {
     int pid;
@@ -59,6 +62,8 @@ struct tui {
     char status[TUI_TEXT_MAX];
     int status_error;
     double status_until;
+    struct pane pane;           /* a result pane (stack, ...) over the table area */
+    struct stack_pane *stack;   /* the stack capture behind the pane, NULL until b is used */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
     int ndrawn;

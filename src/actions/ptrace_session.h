@@ -1,0 +1,45 @@
+/* ptrace_session: stopping every thread of a process at once, for a few milliseconds, and letting it go again.
+ * PTRACE_SEIZE + PTRACE_INTERRUPT each thread, re-scanning /proc/PID/task until no new thread appears, waiting
+ * for every stop with a deadline. Every path detaches: a signal consumed from a signal-delivery stop is handed
+ * back on detach; a process that was already stopped (SIGSTOP) stays stopped. No option is ever set on the
+ * target (no PTRACE_O_EXITKILL): if diagtop dies, the kernel detaches and the target runs on.
+ * All calls of one session must come from the same thread (ptrace's rule). */
+#ifndef DIAGTOP_PTRACE_SESSION_H
+#define DIAGTOP_PTRACE_SESSION_H
+#include <signal.h>
+#include <stddef.h>
+
+struct ptrace_thread {
+    int tid;
+    int stopped;     /* in a ptrace stop: registers and memory can be read */
+    int pending_sig; /* a signal taken from a signal-delivery stop, re-injected on detach */
+    int gone;        /* exited during the session */
+};
+
+struct ptrace_session {
+    int pid;
+    struct ptrace_thread *threads;
+    int n, cap;
+    int was_stopped;        /* the process was in a group stop (state T) before: it stays stopped */
+    double stop_begin;      /* monotonic seconds: first PTRACE_INTERRUPT */
+    double stop_end;        /* last detach */
+    int detached;
+};
+
+/* Checks the target can be stopped (exists, not a zombie, not a kernel thread, not already traced) and says why
+ * not in err. Returns 0 or -errno. Cheap; nothing is attached. */
+int ptrace_session_check(int pid, char *err, size_t errlen);
+
+/* Stops every thread of pid within timeout seconds. cancel, when set by a signal handler or another thread,
+ * aborts (detaching). On failure everything already attached is detached and -errno returned with a reason. */
+int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
+                        char *err, size_t errlen);
+
+/* Detaches every thread (handing back pending signals). Threads that never reached their stop are waited for up to
+ * linger seconds and then left to the kernel (which detaches them when this process exits). Idempotent. */
+void ptrace_session_detach(struct ptrace_session *s, double linger);
+
+/* Milliseconds between the first interrupt and the last detach. */
+double ptrace_session_stopped_ms(const struct ptrace_session *s);
+void ptrace_session_free(struct ptrace_session *s);
+#endif

@@ -1,0 +1,51 @@
+/* stack: every thread's stack of one process. The threads are stopped together only while their registers are
+ * read and unwound (libunwind over ptrace); naming frames (libdw) happens after the process runs again. */
+#ifndef DIAGTOP_STACK_H
+#define DIAGTOP_STACK_H
+#include <signal.h>
+#include <stddef.h>
+
+#include "symbolize.h"
+
+#define STACK_MAX_FRAMES 256
+
+struct stack_thread {
+    int tid;
+    char name[64];     /* raw bytes of /proc/PID/task/TID/comm */
+    char state;        /* before the stop */
+    double cpu_percent; /* over the sample before the stop; -1 when not sampled */
+    unsigned long long pcs[STACK_MAX_FRAMES];
+    int npcs;
+    struct stack_frame *frames; /* symbolized (inlined calls expanded) */
+    int nframes;
+    char error[128]; /* why unwinding stopped early, "" when it reached the outermost frame */
+};
+
+struct stack_result {
+    int pid;
+    char comm[64];
+    struct stack_thread *threads;
+    int nthreads;
+    double stopped_ms;  /* how long the threads were stopped */
+    double total_ms;    /* the whole capture */
+    int target_was_stopped; /* it was stopped (SIGSTOP) before and stays stopped */
+};
+
+struct stack_cache; /* per-process state kept across snapshots (unwind caches, symbol tables) */
+
+struct stack_options {
+    int tid;            /* 0: all threads; else only this one */
+    int source;         /* file:line and inlined frames */
+    double cpu_sample;  /* seconds of CPU sampling before the stop; 0: none */
+    double timeout;     /* seconds allowed for every thread to stop */
+    const volatile sig_atomic_t *cancel;
+    struct stack_cache *cache; /* NULL: one-shot */
+};
+
+void stack_options_default(struct stack_options *o);
+int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen);
+void stack_result_free(struct stack_result *r);
+
+struct stack_cache *stack_cache_new(void);
+void stack_cache_free(struct stack_cache *c);
+#endif

@@ -1,0 +1,68 @@
+#include "stack_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "json_util.h"
+
+static void add_hex(cJSON *obj, const char *name, unsigned long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%llx", v);
+    cJSON_AddStringToObject(obj, name, buf);
+}
+
+static cJSON *frame_json(const struct stack_frame *f, int source)
+{
+    cJSON *j = cJSON_CreateObject();
+    add_hex(j, "pc", f->pc);
+    json_add_string_or_null(j, "function", f->function);
+    if (f->function && !f->inlined) add_hex(j, "offset", f->offset);
+    else if (!f->function && f->module) add_hex(j, "module_offset", f->offset);
+    cJSON_AddBoolToObject(j, "inlined", f->inlined);
+    if (source) {
+        json_add_string_or_null(j, "file", f->file);
+        if (f->file) json_add_i64(j, "line", f->line);
+        else cJSON_AddNullToObject(j, "line");
+    }
+    json_add_string_or_null(j, "module", f->module);
+    return j;
+}
+
+char *stack_json(const struct stack_result *r, int source)
+{
+    cJSON *doc = cJSON_CreateObject();
+    json_add_i64(doc, "pid", r->pid);
+    json_add_bytes(doc, "name", r->comm, strlen(r->comm));
+    json_add_fixed(doc, "stopped_ms", r->stopped_ms, 3);
+    json_add_fixed(doc, "capture_ms", r->total_ms, 3);
+    cJSON_AddBoolToObject(doc, "target_was_stopped", r->target_was_stopped);
+    cJSON *threads = cJSON_AddArrayToObject(doc, "threads");
+    for (int i = 0; i < r->nthreads; i++) {
+        const struct stack_thread *t = &r->threads[i];
+        cJSON *tj = cJSON_CreateObject();
+        json_add_i64(tj, "tid", t->tid);
+        json_add_bytes(tj, "name", t->name, strlen(t->name));
+        char state[2] = {t->state ? t->state : '?', 0};
+        cJSON_AddStringToObject(tj, "state", state);
+        if (t->cpu_percent >= 0) json_add_fixed(tj, "cpu_percent", t->cpu_percent, 1);
+        else cJSON_AddNullToObject(tj, "cpu_percent");
+        cJSON *frames = cJSON_AddArrayToObject(tj, "frames");
+        for (int k = 0; k < t->nframes; k++) cJSON_AddItemToArray(frames, frame_json(&t->frames[k], source));
+        json_add_string_or_null(tj, "error", t->error[0] ? t->error : NULL);
+        cJSON_AddItemToArray(threads, tj);
+    }
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return text;
+}
+
+char *stack_json_error(int pid, const char *error)
+{
+    cJSON *doc = cJSON_CreateObject();
+    json_add_i64(doc, "pid", pid);
+    json_add_string_or_null(doc, "error", error);
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return text;
+}

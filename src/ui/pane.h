@@ -1,0 +1,43 @@
+/* pane: a scrollable, searchable result pane over the table area (stack now; details, memstats, heap, profile
+ * later). It shows text lines, scrolls, searches with /, refreshes with r, saves its text with S and closes with
+ * Esc. While its owner's job runs it shows progress and Esc cancels the job. */
+#ifndef DIAGTOP_PANE_H
+#define DIAGTOP_PANE_H
+#include "../render/text_lines.h"
+
+struct tui;
+
+enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE };
+
+struct pane_owner { /* what the pane's content comes from */
+    const char *keys_help;               /* extra keys shown in the bottom bar, e.g. "g group" */
+    unsigned (*recapture)(struct tui *t); /* r: start a new capture */
+    unsigned (*key)(struct tui *t, int key); /* owner-specific keys; returns effects, or ~0u if not handled */
+    void (*cancel)(struct tui *t);       /* Esc while busy */
+};
+
+struct pane {
+    int open;
+    const struct pane_owner *owner;
+    char title[160];
+    struct text_lines lines;
+    long top;
+    long match; /* line of the last search hit, -1 */
+    char search[128];
+    enum pane_input input;
+    char input_text[256];
+    int busy;
+    char busy_text[160];
+    double busy_since;
+    char save_name[160]; /* proposed file name for S */
+};
+
+void pane_open(struct tui *t, const struct pane_owner *owner, const char *title, const char *save_name);
+void pane_close(struct tui *t);
+/* Replaces the content (takes ownership of lines), keeping the scroll position when possible. */
+void pane_set_lines(struct tui *t, struct text_lines *lines);
+void pane_set_busy(struct tui *t, const char *text);
+unsigned pane_key(struct tui *t, int key);
+/* Draws the pane from screen line y0 to the line above the bottom bar, and the bottom bar. */
+void pane_draw(const struct tui *t, int y0, double now);
+#endif

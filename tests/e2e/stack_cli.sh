@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# diagtop stack against real targets: 1, 8 and 100 threads parked in named nested functions (-g -O2), a stripped
+# copy, a stopped process, threads that come and go; every thread appears with the right names and file:line,
+# and the target is running (not traced) afterwards.
+. "$(dirname "$0")/../lib.sh"
+
+SRC=$ROOT/tests/targets/threads.c
+line_of() { grep -n -- "$1" "$SRC" | head -1 | cut -d: -f1; }
+PARK_LINE=$(line_of 'for (;;) pause();')
+INLINE_LINE=$(line_of '    worker_park();')
+MIDDLE_LINE=$(line_of '    worker_inlined_wait();')
+
+untraced_and_running() { # PID [expected state letters]
+    local st tracer
+    st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+    tracer=$(awk '/^TracerPid:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ "$tracer" = 0 ] && [[ "$st" =~ ^[${2:-RS}]$ ]] || { echo "  state $st, tracer $tracer" >&2; return 1; }
+}
+
+for n in 1 8 100; do
+    start_target "t$n" "$TARGETS/threads" "$n"; T=$TARGET_PID
+    wait_ready "t$n" || fail "threads $n did not start"
+    "$DIAGTOP" stack --json "$T" >"$TMP/s$n.json" 2>"$TMP/s$n.err"
+    check "$n threads: exit 0" test $? -eq 0
+    check "$n threads: every thread appears, named" json_eval "$TMP/s$n.json" "
+        len(last['threads']) == $n + 1 and last['pid'] == $T and
+        sorted(t['name'] for t in last['threads'] if t['tid'] != $T) == sorted('worker-%d' % k for k in range($n))"
+    check "$n threads: workers show park <- inlined wait <- middle <- outer with file:line" json_eval "$TMP/s$n.json" "
+        all([(f['function'], f['inlined'], f['file'].endswith('tests/targets/threads.c') if f['file'] else None,
+              f['line']) for f in t['frames'] if f['module'] == 'threads'][:5] ==
+            [('worker_park', False, True, $PARK_LINE), ('worker_inlined_wait', True, True, $INLINE_LINE),
+             ('worker_middle', False, True, $MIDDLE_LINE), ('worker_outer', False, True, $(line_of '    worker_middle(k);')),
+             ('worker', False, True, $(line_of '    worker_outer((int)(long)arg);'))]
+            for t in last['threads'] if t['tid'] != $T)"
+    check "$n threads: libc frames are named (libc6-dbg) and the main thread is in main_wait <- main" json_eval "$TMP/s$n.json" "
+        [f['function'] for f in last['threads'][0]['frames'] if f['module'] == 'threads'][:2] == ['main_wait', 'main']
+        and all(f['function'] for t in last['threads'] for f in t['frames'] if f['module'] == 'libc.so.6')"
+    check "$n threads: addresses are hex strings, the stop is measured" json_eval "$TMP/s$n.json" "
+        all(f['pc'].startswith('0x') for t in last['threads'] for f in t['frames']) and 0 < last['stopped_ms'] < 1000"
+    check "$n threads: running and untraced afterwards" untraced_and_running "$T"
+done
+
+"$DIAGTOP" stack "$T" >"$TMP/text.txt"
+check "text: grouped identical stacks and a header with the stop time" bash -c "
+    grep -Eq '^Process $T \(threads\): 101 threads, stopped for [0-9.]+ ms' '$TMP/text.txt' &&
+    grep -Eq '^100 threads: ' '$TMP/text.txt' &&
+    grep -Eq '^  #2 +worker_inlined_wait \(inlined\) +.*threads.c:$INLINE_LINE +\[threads\]' '$TMP/text.txt'"
+"$DIAGTOP" stack --no-group "$T" >"$TMP/nogroup.txt"
+check "--no-group: one block per thread" test "$(grep -c '^Thread ' "$TMP/nogroup.txt")" -eq 101
+WORKER=$(python3 -c "import json; print([t['tid'] for t in json.load(open('$TMP/s100.json'))['threads'] if t['name'] == 'worker-7'][0])")
+"$DIAGTOP" stack --json -t "$WORKER" "$T" >"$TMP/one.json"
+check "-t TID: only that thread" json_eval "$TMP/one.json" "[t['name'] for t in last['threads']] == ['worker-7']"
+"$DIAGTOP" stack --json --no-source "$T" >"$TMP/nosrc.json"
+check "--no-source: names without file:line" json_eval "$TMP/nosrc.json" "
+    'file' not in last['threads'][1]['frames'][0] and last['threads'][1]['frames'][1]['function'] == 'worker_park'"
+
+start_target stripped "$TARGETS/threads-stripped" 2; S=$TARGET_PID
+wait_ready stripped || fail "stripped target did not start"
+"$DIAGTOP" stack --json "$S" >"$TMP/stripped.json"
+"$DIAGTOP" stack "$S" >"$TMP/stripped.txt"
+check "stripped binary: frames unwind through .eh_frame and show module+offset" json_eval "$TMP/stripped.json" "
+    all(len([f for f in t['frames'] if f['module'] == 'threads-stripped']) >= 4 and
+        all(f['function'] is None and f['module_offset'].startswith('0x')
+            for f in t['frames'] if f['module'] == 'threads-stripped')
+        for t in last['threads'] if t['tid'] != $S)"
+check "stripped binary: text shows threads-stripped+0x..." grep -Eq '#[0-9]+ +threads-stripped\+0x[0-9a-f]+ +\[threads-stripped\]' "$TMP/stripped.txt"
+
+# A stopped target is inspected and stays stopped.
+start_target stopped "$TARGETS/threads" 3; P=$TARGET_PID
+wait_ready stopped || fail "target did not start"
+kill -STOP "$P"
+sleep 0.2
+"$DIAGTOP" stack --json "$P" >"$TMP/stopped.json"
+check "SIGSTOPped target: captured" json_eval "$TMP/stopped.json" "len(last['threads']) == 4 and last['target_was_stopped']"
+sleep 0.2
+check "SIGSTOPped target: still stopped (T), not traced" untraced_and_running "$P" T
+kill -CONT "$P"
+sleep 0.2
+check "after SIGCONT it runs" untraced_and_running "$P"
+
+# Threads appear and exit during captures: every capture succeeds or fails cleanly; nothing stays traced.
+start_target churn "$TARGETS/churn"; C=$TARGET_PID
+wait_ready churn
+bad=0
+for i in $(seq 25); do
+    "$DIAGTOP" stack --cpu-sample 0 "$C" >"$TMP/churn.out" 2>&1 || { bad=$((bad + 1)); tail -3 "$TMP/churn.out" >&2; }
+done
+check "threads coming and going: 25 captures succeed" test "$bad" -eq 0
+check "threads coming and going: running and untraced afterwards" untraced_and_running "$C"
+
+# A target that exits while being captured: repeated captures of a short-lived process end cleanly.
+for i in $(seq 5); do
+    "$TARGETS/threads" 4 >/dev/null & E=$!
+    PIDS+=("$E")
+    (sleep 0.0$((i + 1)); kill -KILL "$E") &
+    "$DIAGTOP" stack --cpu-sample 0 "$E" >"$TMP/exit.out" 2>"$TMP/exit.err"
+    rc=$?
+    wait "$E" 2>/dev/null
+    if [ $rc -ne 0 ] && ! grep -Eq 'no process|exited|no threads' "$TMP/exit.err"; then
+        fail "capture of an exiting process: status $rc, $(cat "$TMP/exit.err")"
+    fi
+done
+ok "a target that exits during capture gives a clean result or a clear error"
+finish
