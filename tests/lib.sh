@@ -13,6 +13,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99"
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export XDG_CONFIG_HOME="$TMP/config" # never touch the user's settings
+export XDG_CACHE_HOME="$TMP/cache"   # nor the user's debug-info cache
 PIDS=()
 FAILS=0
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debuginfo_cache.h"
+
 #define CACHE_BUCKETS 1024
 #define MAX_INLINE 16
 
@@ -27,7 +29,7 @@ struct symbolizer {
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
 };
 
 void stack_frame_clear(struct stack_frame *f)

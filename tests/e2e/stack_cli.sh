@@ -40,6 +40,16 @@ for n in 1 8 100; do
     check "$n threads: running and untraced afterwards" untraced_and_running "$T"
 done
 
+BID=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | awk '/Build ID/ {print $3}')
+check "libc's compressed debug info was decompressed once into the cache" bash -c "
+    f='$XDG_CACHE_HOME/diagtop/debug/$BID.debug'; [ -s \"\$f\" ] &&
+    ! readelf -S -W \"\$f\" 2>/dev/null | grep -E '\.debug_(info|line) ' | grep -q ' C '"
+DIAGTOP_NO_DEBUG_CACHE=1 "$DIAGTOP" stack --json "$T" >"$TMP/nocache.json"
+check "frames are the same with and without the cache" python3 -c "
+import json
+a = json.load(open('$TMP/s100.json')); b = json.load(open('$TMP/nocache.json'))
+strip = lambda d: sorted([(f['function'], f['file'], f['line']) for f in t['frames']] for t in d['threads'])
+assert strip(a) == strip(b)"
 "$DIAGTOP" stack "$T" >"$TMP/text.txt"
 check "text: grouped identical stacks and a header with the stop time" bash -c "
     grep -Eq '^Process $T \(threads\): 101 threads, stopped for [0-9.]+ ms' '$TMP/text.txt' &&

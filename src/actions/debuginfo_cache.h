@@ -1,0 +1,18 @@
+/* debuginfo_cache: libdw decompresses every debug section of a file when it opens it, and Debian ships debug
+ * files (libc6-dbg, -dbgsym) with zlib-compressed sections: about 60 ms of CPU for libc alone on every cold run.
+ * Like gdb's index cache, diagtop keeps a decompressed copy per build-id in $XDG_CACHE_HOME/diagtop/debug
+ * (written once, atomically; skipped when the disk is short of space or DIAGTOP_NO_DEBUG_CACHE is set). */
+#ifndef DIAGTOP_DEBUGINFO_CACHE_H
+#define DIAGTOP_DEBUGINFO_CACHE_H
+#include <elfutils/libdwfl.h>
+
+/* A Dwfl find_debuginfo callback: the decompressed copy for the module's build-id when there is one, else
+ * dwfl_standard_find_debuginfo (making the copy for next time when the file found has compressed sections). */
+int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                         const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                         char **debuginfo_file_name);
+
+/* Writes a copy of the ELF file at src_fd with every compressed section decompressed to path (via a temporary
+ * file and rename). Returns 0 or -errno. Exposed for tests. */
+int debuginfo_cache_decompress(int src_fd, const char *path);
+#endif
