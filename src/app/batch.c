@@ -10,6 +10,7 @@
 #include "../render/header_text.h"
 #include "../render/snapshot_json.h"
 #include "../render/table_text.h"
+#include "../util/quit_signals.h"
 #include "monitor.h"
 
 #define INITIAL_SAMPLE_SECONDS 0.2 /* like top, the first frame shows CPU% over a short sample, not lifetimes */
@@ -53,12 +54,7 @@ static int print_json(struct monitor *m)
 
 int batch_run(const struct options *o, const struct settings *s, const struct procview_opts *vo)
 {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    quit_signals_install(on_stop_signal);
 
     struct monitor m;
     char err[256];

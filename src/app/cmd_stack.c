@@ -9,6 +9,7 @@
 #include "../actions/stack.h"
 #include "../render/stack_json.h"
 #include "../render/stack_text.h"
+#include "../util/quit_signals.h"
 #include "../util/text.h"
 
 const char cmd_stack_usage[] =
@@ -79,12 +80,7 @@ int cmd_stack(int argc, char **argv)
         return 2;
     }
 
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    quit_signals_install(on_signal);
     o.cancel = &stack_cancel;
 
     struct stack_result r;

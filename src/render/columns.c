@@ -8,59 +8,31 @@
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
 
-static int cmp_pid(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->pid, b->pid);
-}
+/* Comparators of columns that sort by one numeric field. */
+#define FIELD_COMPARATOR(fn, field)                                                                              \
+    static int fn(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)              \
+    {                                                                                                          \
+        (void)c;                                                                                               \
+        return CMP(a->field, b->field);                                                                        \
+    }
+FIELD_COMPARATOR(cmp_pid, pid)
+FIELD_COMPARATOR(cmp_pri, priority)
+FIELD_COMPARATOR(cmp_ni, nice)
+FIELD_COMPARATOR(cmp_virt, vsize_bytes)
+FIELD_COMPARATOR(cmp_res, rss_bytes)
+FIELD_COMPARATOR(cmp_shr, shared_bytes)
+FIELD_COMPARATOR(cmp_state, state)
+FIELD_COMPARATOR(cmp_cpu, cpu_percent)
+FIELD_COMPARATOR(cmp_thr, nlwp)
+
 static int cmp_user(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {
     return strcmp(users_name(c->users, a->uid), users_name(c->users, b->uid));
-}
-static int cmp_pri(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->priority, b->priority);
-}
-static int cmp_ni(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->nice, b->nice);
-}
-static int cmp_virt(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->vsize_bytes, b->vsize_bytes);
-}
-static int cmp_res(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->rss_bytes, b->rss_bytes);
-}
-static int cmp_shr(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->shared_bytes, b->shared_bytes);
-}
-static int cmp_state(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->state, b->state);
-}
-static int cmp_cpu(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->cpu_percent, b->cpu_percent);
 }
 static int cmp_time(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {
     (void)c;
     return CMP(a->utime + a->stime, b->utime + b->stime);
-}
-static int cmp_thr(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
-{
-    (void)c;
-    return CMP(a->nlwp, b->nlwp);
 }
 static int cmp_growth(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {

@@ -254,13 +254,23 @@ static unsigned key_signal_menu(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
-static void send_signal_now(struct tui *t, int sig)
+/* Applies op (process_signal or process_renice) to the action's targets; returns how many succeeded, with the
+ * last error in err. */
+static int apply_to_targets(struct tui *t, int (*op)(int, unsigned long long, int, char *, size_t), int arg,
+                            int *n, char *err, size_t errlen)
 {
     struct tag targets[TUI_MAX_TAGS];
-    int n = action_targets(t, targets, TUI_MAX_TAGS), ok = 0;
+    int ok = 0;
+    *n = action_targets(t, targets, TUI_MAX_TAGS);
+    for (int i = 0; i < *n; i++)
+        if (op(targets[i].pid, targets[i].start_ticks, arg, err, errlen) == 0) ok++;
+    return ok;
+}
+
+static void send_signal_now(struct tui *t, int sig)
+{
     char err[256] = "";
-    for (int i = 0; i < n; i++)
-        if (process_signal(targets[i].pid, targets[i].start_ticks, sig, err, sizeof err) == 0) ok++;
+    int n, ok = apply_to_targets(t, process_signal, sig, &n, err, sizeof err);
     if (ok == n) tui_set_status(t, 0, "sent SIG%s to %d process%s", sigabbrev_np(sig), n, n == 1 ? "" : "es");
     else tui_set_status(t, 1, "%s (%d of %d sent)", err, ok, n);
     if (ok) t->ntags = 0;
@@ -268,11 +278,8 @@ static void send_signal_now(struct tui *t, int sig)
 
 static unsigned renice(struct tui *t, int delta)
 {
-    struct tag targets[TUI_MAX_TAGS];
-    int n = action_targets(t, targets, TUI_MAX_TAGS), ok = 0;
     char err[256] = "";
-    for (int i = 0; i < n; i++)
-        if (process_renice(targets[i].pid, targets[i].start_ticks, delta, err, sizeof err) == 0) ok++;
+    int n, ok = apply_to_targets(t, process_renice, delta, &n, err, sizeof err);
     if (n && ok == n) tui_set_status(t, 0, "nice %+d applied to %d process%s", delta, n, n == 1 ? "" : "es");
     else if (n) tui_set_status(t, 1, "%s", err);
     return EFFECT_RESAMPLE;

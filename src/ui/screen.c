@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <term.h>
+
+#include "../util/quit_signals.h"
 #include <unistd.h>
 
 static volatile sig_atomic_t quit_requested;
@@ -31,17 +33,13 @@ static void on_crash_signal(int sig)
 
 static void install_handlers(void)
 {
+    quit_signals_install(on_quit_signal); /* poll() returns EINTR and the loop sees the request */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_quit_signal; /* no SA_RESTART: poll() returns EINTR and the loop sees the request */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_crash_signal;
     sa.sa_flags = SA_RESETHAND;
     int crash[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
     for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++) sigaction(crash[i], &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 }
 
 int screen_quit_requested(void) { return quit_requested; }
