@@ -136,6 +136,9 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
             int e = errno;
             s->n--;
             if (e == ESRCH) continue; /* exited meanwhile */
+            /* An exiting thread (exit_state set, not yet reaped) also answers EPERM. Permission is the
+             * process's: once another thread was seized, EPERM means that thread is on its way out. */
+            if (e == EPERM && s->n > 0) continue;
             if (e == EPERM) {
                 explain_eperm(s->pid, err, errlen);
                 rc = -EPERM;
