@@ -8,6 +8,7 @@
 #include "../collect/users.h"
 #include "../ui/tui.h"
 #include "batch.h"
+#include "cmd_info.h"
 #include "cmd_stack.h"
 #include "options.h"
 #include "settings.h"
@@ -42,6 +43,8 @@ static const struct {
     int (*run)(int argc, char **argv);
 } commands[] = {
     {"stack", cmd_stack},
+    {"info", cmd_info},
+    {"memstats", cmd_memstats},
 };
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
 
 #include "../actions/process_control.h"
 #include "../util/text.h"
+#include "info_pane.h"
 #include "stack_pane.h"
 
 #define F(k) (KEY_FUNC_FLAG | (k))
@@ -349,10 +350,17 @@ static unsigned key_stack(struct tui *t, int key)
     return stack_pane_open(t, r->tgid);
 }
 
+static unsigned key_details(struct tui *t, int key)
+{
+    (void)key;
+    struct proc_row *r = selected_row(t);
+    return r ? info_pane_open(t, r->tgid) : EFFECT_NONE;
+}
+
 static unsigned key_not_yet(struct tui *t, int key)
 {
     const char *what = key == 'D' ? "dump capture" : key == 'G' ? "GC request"
-                     : key == 'C' ? "CPU profile" : key == 'A' ? "heap summary (allocations)" : "process details";
+                     : key == 'C' ? "CPU profile" : "heap summary (allocations)";
     tui_set_status(t, 1, "%s is not available yet in this version", what);
     return EFFECT_NONE;
 }
@@ -381,7 +389,7 @@ const struct key_binding keymap_table[] = {
     {{F(KEY_F(2))}, "F2", "choose and order the columns", key_columns},
     {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay},
     {{'Z'}, "Z", "pause / resume updates", key_pause},
-    {{F('\n'), '\n', '\r'}, "Enter", "process details (not available yet)", key_not_yet},
+    {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O", key_details},
     {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", key_stack},
     {{'D'}, "D", "write a core dump (not available yet)", key_not_yet},
     {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet},

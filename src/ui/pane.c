@@ -15,6 +15,7 @@
 void pane_open(struct tui *t, const struct pane_owner *owner, const char *title, const char *save_name)
 {
     struct pane *p = &t->pane;
+    if (p->open && p->owner != owner && p->owner->close) p->owner->close(t);
     text_lines_free(&p->lines);
     memset(p, 0, sizeof *p);
     p->open = 1;
@@ -27,6 +28,7 @@ void pane_open(struct tui *t, const struct pane_owner *owner, const char *title,
 
 void pane_close(struct tui *t)
 {
+    if (t->pane.owner && t->pane.owner->close) t->pane.owner->close(t);
     text_lines_free(&t->pane.lines);
     t->pane.open = 0;
     t->mode = MODE_TABLE;
@@ -94,6 +96,7 @@ static unsigned input_key(struct tui *t, int key)
     struct pane *p = &t->pane;
     size_t len = strlen(p->input_text);
     if (key == 27) {
+        if (p->input == PANE_FILTER && p->owner->filter) p->owner->filter(t, ""); /* Esc clears a filter */
         p->input = PANE_KEYS;
         return EFFECT_NONE;
     }
@@ -115,8 +118,16 @@ static unsigned input_key(struct tui *t, int key)
     if (p->input == PANE_SEARCH) { /* incremental */
         snprintf(p->search, sizeof p->search, "%.127s", p->input_text);
         show_match(t, find_from(p, p->top));
+    } else if (p->input == PANE_FILTER && p->owner->filter) {
+        p->owner->filter(t, p->input_text);
     }
     return EFFECT_NONE;
+}
+
+void pane_start_filter(struct tui *t, const char *current)
+{
+    t->pane.input = PANE_FILTER;
+    snprintf(t->pane.input_text, sizeof t->pane.input_text, "%s", current ? current : "");
 }
 
 unsigned pane_key(struct tui *t, int key)
@@ -126,7 +137,6 @@ unsigned pane_key(struct tui *t, int key)
     long rows = pane_rows(t), n = (long)p->lines.n;
     switch (key) {
     case 27: case 'q': case KEY_FUNC_FLAG | KEY_F(10):
-        if (p->busy && p->owner->cancel) p->owner->cancel(t);
         pane_close(t);
         return EFFECT_NONE;
     case KEY_FUNC_FLAG | KEY_UP: p->top--; break;
@@ -184,7 +194,7 @@ void pane_draw(const struct tui *t, int y0, double now)
     }
     int y = LINES - 1;
     if (p->input != PANE_KEYS) {
-        const char *label = p->input == PANE_SEARCH ? "Search: " : "Save to: ";
+        const char *label = p->input == PANE_SEARCH ? "Search: " : p->input == PANE_FILTER ? "Filter: " : "Save to: ";
         int x = draw_text(s, y, 0, COLS, label, screen_attr(s, STYLE_KEY));
         draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
         return;
@@ -194,7 +204,7 @@ void pane_draw(const struct tui *t, int y0, double now)
         return;
     }
     char bar[256];
-    snprintf(bar, sizeof bar, "Esc close  / search  n next  r refresh  S save  %s  Up/Down/PgUp/PgDn scroll  [%ld/%zu]",
+    snprintf(bar, sizeof bar, "Esc close  / search  n next  r refresh  S save  %s  PgUp/PgDn scroll  [%ld/%zu]",
              p->owner->keys_help ? p->owner->keys_help : "", p->lines.n ? p->top + 1 : 0, p->lines.n);
     draw_fill(y, 0, COLS, screen_attr(s, STYLE_KEY_LABEL));
     draw_text(s, y, 0, COLS, bar, screen_attr(s, STYLE_KEY_LABEL));

@@ -7,13 +7,15 @@
 
 struct tui;
 
-enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE };
+enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE, PANE_FILTER };
 
 struct pane_owner { /* what the pane's content comes from */
     const char *keys_help;               /* extra keys shown in the bottom bar, e.g. "g group" */
     unsigned (*recapture)(struct tui *t); /* r: start a new capture */
     unsigned (*key)(struct tui *t, int key); /* owner-specific keys; returns effects, or ~0u if not handled */
-    void (*cancel)(struct tui *t);       /* Esc while busy */
+    void (*close)(struct tui *t);        /* the pane closes: stop work in flight, free what it needs no more */
+    void (*tick)(struct tui *t);         /* after each refresh of the table (live panes), or NULL */
+    void (*filter)(struct tui *t, const char *text); /* \ filter prompt, on each keystroke, or NULL */
 };
 
 struct pane {
@@ -38,6 +40,8 @@ void pane_close(struct tui *t);
 void pane_set_lines(struct tui *t, struct text_lines *lines);
 void pane_set_busy(struct tui *t, const char *text);
 unsigned pane_key(struct tui *t, int key);
+/* Opens the filter prompt (owners with a filter callback). */
+void pane_start_filter(struct tui *t, const char *current);
 /* Draws the pane from screen line y0 to the line above the bottom bar, and the bottom bar. */
 void pane_draw(const struct tui *t, int y0, double now);
 #endif

@@ -75,13 +75,14 @@ static unsigned key(struct tui *t, int k)
     return EFFECT_NONE;
 }
 
+/* Closing the pane cancels a capture in flight (it detaches); the caches stay for the next b. */
 static void cancel(struct tui *t)
 {
     struct stack_pane *sp = t->stack;
-    if (sp && job_cancel(&sp->job, 2.0) == 0) stack_result_free(&sp->result);
+    if (sp && sp->job.running && job_cancel(&sp->job, 2.0) == 0) stack_result_free(&sp->result);
 }
 
-static const struct pane_owner stack_owner = {"g group/ungroup", refresh, key, cancel};
+static const struct pane_owner stack_owner = {"g group/ungroup", refresh, key, cancel, NULL, NULL};
 
 unsigned stack_pane_open(struct tui *t, int pid)
 {

@@ -15,6 +15,7 @@
 #include "keymap.h"
 #include "overlay_view.h"
 #include "pane.h"
+#include "info_pane.h"
 #include "stack_pane.h"
 #include "table_view.h"
 #include "tui_state.h"
@@ -152,6 +153,7 @@ static int resample(struct tui *t)
         return -1;
     }
     follow_selection(t);
+    if (t->pane.open && t->pane.owner->tick) t->pane.owner->tick(t); /* live panes follow the table's refresh */
     return 0;
 }
 
@@ -208,6 +210,7 @@ int tui_run(const struct tui_config *cfg)
         }
     }
     stack_pane_shutdown(t); /* a capture in flight detaches before the terminal is restored */
+    info_pane_shutdown(t);
     text_lines_free(&t->pane.lines);
     screen_close();
     monitor_destroy(&t->mon);

@@ -32,6 +32,7 @@ struct prompt {
 };
 
 struct stack_pane;
+struct info_pane;
 
 struct tag {
     int pid;
@@ -64,6 +65,7 @@ struct tui {
     double status_until;
     struct pane pane;           /* a result pane (stack, ...) over the table area */
     struct stack_pane *stack;   /* the stack capture behind the pane, NULL until b is used */
+    struct info_pane *info;     /* the process details behind the pane (Enter), NULL when closed */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
     int ndrawn;

@@ -1,0 +1,189 @@
+#include "info_pane.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../collect/procinfo.h"
+#include "../render/procinfo_text.h"
+#include "../util/clock.h"
+#include "keymap.h"
+#include "pane.h"
+#include "tui_state.h"
+
+#define TABS 7
+#define HISTORY 120
+
+static const char *const tab_titles[TABS] = {"General", "Memory", "Modules", "FDs", "Threads", "Environment", "I/O"};
+
+struct prev_tick { int tid; double cpu_seconds; };
+
+struct info_pane {
+    int pid;
+    int tab;
+    int show_secrets;
+    char env_filter[128];
+    struct proc_info info;
+    int have_info;
+    char err[256];
+    /* RSS since the pane opened, for the sparkline and the growth rate. */
+    double rss_time[HISTORY];
+    long long rss[HISTORY];
+    int nrss;
+    /* Thread CPU seconds at the previous read, for per-thread CPU%. */
+    struct prev_tick *prev;
+    int nprev;
+    double prev_time;
+};
+
+/* Per-thread CPU% from the previous read (the pane re-reads at the table's delay). */
+static void thread_cpu(struct info_pane *ip, double now)
+{
+    struct proc_info *pi = &ip->info;
+    double dt = now - ip->prev_time;
+    for (int i = 0; i < pi->nthreads; i++) {
+        struct pi_thread *th = &pi->threads[i];
+        for (int k = 0; k < ip->nprev && dt > 0; k++)
+            if (ip->prev[k].tid == th->tid) th->cpu_percent = 100.0 * (th->utime + th->stime - ip->prev[k].cpu_seconds) / dt;
+    }
+    free(ip->prev);
+    ip->prev = calloc((size_t)(pi->nthreads ? pi->nthreads : 1), sizeof *ip->prev);
+    ip->nprev = 0;
+    for (int i = 0; ip->prev && i < pi->nthreads; i++)
+        ip->prev[ip->nprev++] = (struct prev_tick){pi->threads[i].tid, pi->threads[i].utime + pi->threads[i].stime};
+    ip->prev_time = now;
+}
+
+static void sparkline(const struct info_pane *ip, int ascii, char *out, size_t n)
+{
+    static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static const char ascii_blocks[] = "_.-=+*#@";
+    long long lo = ip->rss[0], hi = ip->rss[0];
+    for (int i = 0; i < ip->nrss; i++) {
+        if (ip->rss[i] < lo) lo = ip->rss[i];
+        if (ip->rss[i] > hi) hi = ip->rss[i];
+    }
+    size_t off = 0;
+    out[0] = '\0';
+    for (int i = 0; i < ip->nrss && off + 4 < n; i++) {
+        int level = hi > lo ? (int)((ip->rss[i] - lo) * 7 / (hi - lo)) : 0;
+        off += (size_t)snprintf(out + off, n - off, "%s", ascii ? (char[]){ascii_blocks[level], 0} : blocks[level]);
+    }
+}
+
+static void render(struct tui *t)
+{
+    struct info_pane *ip = t->info;
+    struct text_lines tl = {0};
+    char *title = t->pane.title;
+    size_t cap = sizeof t->pane.title;
+    size_t off = (size_t)snprintf(title, cap, "Process %d  ", ip->pid);
+    for (int i = 0; i < TABS && off < cap; i++)
+        off += (size_t)snprintf(title + off, cap - off, i == ip->tab ? "[%d %s] " : " %d %s  ", i + 1, tab_titles[i]);
+    if (!ip->have_info) {
+        text_lines_add(&tl, "%s", ip->err);
+        pane_set_lines(t, &tl);
+        return;
+    }
+    enum procinfo_section s = (enum procinfo_section)(1 << ip->tab);
+    if (s == PI_MEMORY && ip->nrss > 0) {
+        char spark[HISTORY * 4], rate[64] = "-";
+        sparkline(ip, t->scr.glyphs != GLYPHS_UTF8, spark, sizeof spark);
+        double dt = ip->rss_time[ip->nrss - 1] - ip->rss_time[0];
+        if (dt >= 1.0) {
+            double per_min = (double)(ip->rss[ip->nrss - 1] - ip->rss[0]) * 60.0 / dt;
+            char b[32];
+            procinfo_text_bytes(b, sizeof b, (long long)(per_min < 0 ? -per_min : per_min));
+            snprintf(rate, sizeof rate, "%s%s/min", per_min < 0 ? "-" : "+", b);
+        }
+        text_lines_add(&tl, "RSS since opened (%d samples): %s  %s", ip->nrss, spark, rate);
+        text_lines_add(&tl, "%s", "");
+    }
+    struct procinfo_text_opts o = {ip->show_secrets, ip->env_filter};
+    procinfo_text_section(&ip->info, s, &o, &tl);
+    if (s == PI_ENV)
+        text_lines_add(&tl, "(m: %s secret values   \\: filter%s%s)", ip->show_secrets ? "mask" : "show",
+                       ip->env_filter[0] ? " = " : "", ip->env_filter);
+    pane_set_lines(t, &tl);
+}
+
+/* Reads the process again (cheap: /proc only; smaps_rollup for this one process). */
+static void collect(struct tui *t)
+{
+    struct info_pane *ip = t->info;
+    procinfo_free(&ip->info);
+    ip->have_info = procinfo_collect(ip->pid, PI_ALL, 0, &ip->info, ip->err, sizeof ip->err) == 0;
+    if (!ip->have_info) return;
+    double now = clock_monotonic_seconds();
+    thread_cpu(ip, now);
+    if (ip->info.memory.rss >= 0) {
+        if (ip->nrss == HISTORY) {
+            memmove(ip->rss, ip->rss + 1, (HISTORY - 1) * sizeof ip->rss[0]);
+            memmove(ip->rss_time, ip->rss_time + 1, (HISTORY - 1) * sizeof ip->rss_time[0]);
+            ip->nrss--;
+        }
+        ip->rss[ip->nrss] = ip->info.memory.rss;
+        ip->rss_time[ip->nrss++] = now;
+    }
+}
+
+static void tick(struct tui *t)
+{
+    collect(t);
+    render(t);
+}
+
+static unsigned recapture(struct tui *t)
+{
+    tick(t);
+    return EFFECT_NONE;
+}
+
+static unsigned key(struct tui *t, int k)
+{
+    struct info_pane *ip = t->info;
+    if (k >= '1' && k <= '0' + TABS) ip->tab = k - '1';
+    else if (k == (KEY_FUNC_FLAG | KEY_RIGHT) || k == '\t') ip->tab = (ip->tab + 1) % TABS;
+    else if (k == (KEY_FUNC_FLAG | KEY_LEFT)) ip->tab = (ip->tab + TABS - 1) % TABS;
+    else if (k == 'm') ip->show_secrets = !ip->show_secrets;
+    else if (k == '\\') {
+        ip->tab = 5;
+        pane_start_filter(t, ip->env_filter);
+    } else return ~0u;
+    t->pane.top = 0;
+    render(t);
+    return EFFECT_NONE;
+}
+
+static void env_filter_changed(struct tui *t, const char *text)
+{
+    snprintf(t->info->env_filter, sizeof t->info->env_filter, "%s", text);
+    render(t);
+}
+
+static const struct pane_owner info_owner = {"1-7/Left/Right tabs  m secrets  \\ filter env", recapture, key,
+                                             info_pane_shutdown, tick, env_filter_changed};
+
+unsigned info_pane_open(struct tui *t, int pid)
+{
+    if (t->pane.open) pane_close(t); /* before t->info is replaced: closing frees the previous one */
+    t->info = calloc(1, sizeof *t->info);
+    if (!t->info) return EFFECT_NONE;
+    t->info->pid = pid;
+    char title[64], save[96];
+    snprintf(title, sizeof title, "Process %d", pid);
+    snprintf(save, sizeof save, "info.%d.txt", pid);
+    pane_open(t, &info_owner, title, save);
+    tick(t);
+    return EFFECT_NONE;
+}
+
+void info_pane_shutdown(struct tui *t)
+{
+    if (!t->info) return;
+    procinfo_free(&t->info->info);
+    free(t->info->prev);
+    free(t->info);
+    t->info = NULL;
+}

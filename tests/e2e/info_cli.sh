@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# diagtop info / memstats against a target that knows what it holds: 96 MiB private and 32 MiB shared memory
+# touched, 7 extra descriptors, a loopback TCP listener, a second thread, a known and a secret environment
+# variable, and a binary deleted after start.
+. "$(dirname "$0")/../lib.sh"
+
+cp "$TARGETS/details" "$TMP/details-copy"
+start_target details env KNOWN_VAR=hello SECRET_TOKEN=s3cr3t "$TMP/details-copy" 96 32 7; D=$TARGET_PID
+wait_ready details || fail "target did not start"
+rm "$TMP/details-copy"
+PORT=$(sed -n 's/^ready port=\([0-9]*\).*/\1/p' "$TMP/details.out")
+MiB=1048576
+
+"$DIAGTOP" info --json "$D" >"$TMP/info.json"
+check "exit 0" test $? -eq 0
+check "general: exe flagged deleted, cwd, cmdline, parent chain" json_eval "$TMP/info.json" "
+    last['general']['exe'].endswith('/details-copy') and last['general']['exe_deleted'] is True and
+    last['general']['cmdline'].endswith('details-copy 96 32 7') and last['general']['ppid'] == $$ and
+    last['general']['parent_chain'][0]['pid'] == $$ and last['general']['cwd'] == '$PWD'"
+check "memory: anonymous >= 96 MiB, shmem about 32 MiB, USS covers both, PSS <= RSS" python3 -c "
+import json; d = json.load(open('$TMP/info.json')); m = d['memory']; MiB = $MiB
+assert m['rss_anon_bytes'] >= 96*MiB, m
+assert abs(m['rss_shmem_bytes'] - 32*MiB) <= 2*MiB, m
+assert m['uss_bytes'] >= 127*MiB and m['pss_bytes'] <= m['rss_bytes'] and m['rss_bytes'] >= 128*MiB, m
+assert m['rss_peak_bytes'] >= m['rss_bytes'] and m['vm_size_bytes'] >= m['rss_bytes'], m"
+check "Kudu's fields map onto the Linux ones" json_eval "$TMP/info.json" "
+    last['id'] == $D and last['name'] == 'details-copy' and last['working_set'] == last['memory']['rss_bytes'] and
+    last['peak_working_set'] == last['memory']['rss_peak_bytes'] and last['private_memory'] == last['memory']['uss_bytes'] and
+    last['virtual_memory'] == last['memory']['vm_size_bytes'] and last['thread_count'] == 2 and
+    last['handle_count'] == len(last['fds']['open']) and last['module_count'] >= 1 and last['paged_memory'] == 0 and
+    abs(last['total_cpu_time'] - last['user_cpu_time'] - last['privileged_cpu_time']) < 0.011"
+check "fds: the 7 extra descriptors and the listening socket with its port" json_eval "$TMP/info.json" "
+    sum(1 for f in last['fds']['open'] if f['target'] == '/dev/null' and f['type'] == 'device') >= 7 and
+    any(f['type'] == 'socket' and f['target'] == 'tcp 127.0.0.1:$PORT LISTEN' for f in last['fds']['open']) and
+    last['fds']['soft_limit'] > 0"
+check "threads: main and helper, named" json_eval "$TMP/info.json" "
+    sorted(t['name'] for t in last['threads']) == ['details-copy', 'helper']"
+check "environment: known value shown, secret masked and listed" json_eval "$TMP/info.json" "
+    last['environment']['KNOWN_VAR'] == 'hello' and last['environment']['SECRET_TOKEN'] is None and
+    'SECRET_TOKEN' in last['environment_masked']"
+"$DIAGTOP" info --json --show-secrets --section env "$D" >"$TMP/secrets.json"
+check "--show-secrets shows it, --section limits the document" json_eval "$TMP/secrets.json" "
+    last['environment']['SECRET_TOKEN'] == 's3cr3t' and 'memory' not in last and 'fds' not in last"
+check "modules: libc as a shared object first" json_eval "$TMP/info.json" "
+    last['modules'][0]['shared_object'] and any(m['path'].endswith('/libc.so.6') for m in last['modules'])"
+check "io: counters present" json_eval "$TMP/info.json" "last['io']['read_syscalls'] is not None and last['errors'] == {}"
+"$DIAGTOP" memstats --json "$D" >"$TMP/mem.json"
+check "memstats: the memory section alone" json_eval "$TMP/mem.json" "
+    'memory' in last and 'fds' not in last and 'environment' not in last and last['working_set'] > 0"
+"$DIAGTOP" info "$D" >"$TMP/info.txt"
+check "text: sections and the masked secret" bash -c "grep -q '^== memory' '$TMP/info.txt' &&
+    grep -q '^SECRET_TOKEN=\*\*\*\*\*\*\*\*' '$TMP/info.txt' && grep -q 'tcp 127.0.0.1:$PORT LISTEN' '$TMP/info.txt' &&
+    grep -q '(deleted)' '$TMP/info.txt'"
+"$DIAGTOP" info 999999 >/dev/null 2>"$TMP/gone.err"
+check "a PID that does not exist: status 1, clear message" bash -c "[ $? -eq 1 ] && grep -q 'no process 999999' '$TMP/gone.err'"
+"$DIAGTOP" info --section bogus 1 >/dev/null 2>"$TMP/bad.err"
+check "a bad section: status 2" bash -c "[ $? -eq 2 ] && grep -q 'not a list of' '$TMP/bad.err'"
+
+if [ "$(id -u)" -eq 0 ]; then
+    env XDG_CONFIG_HOME=/nonexistent setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+        "$DIAGTOP" info --json "$D" >"$TMP/nobody.json" 2>"$TMP/nobody.err"
+    check "another user's process: exit 0 with partial fields and reasons" json_eval "$TMP/nobody.json" "
+        last['general']['exe'] is None and last['memory']['rss_bytes'] > 0 and last['memory']['pss_bytes'] is None and
+        'permission denied' in last['errors']['smaps_rollup'] and 'permission denied' in last['errors']['environment']
+        and 'permission denied' in last['errors']['fds'] and last['environment'] == {} and last['handle_count'] is None"
+fi
+finish
