@@ -107,7 +107,7 @@ static int add(struct ptrace_session *s, int tid)
         s->threads = t;
         s->cap = cap;
     }
-    s->threads[s->n++] = (struct ptrace_thread){tid, 0, 0, 0};
+    s->threads[s->n++] = (struct ptrace_thread){tid, 0, 0, 0, 0};
     return 0;
 }
 
@@ -183,16 +183,32 @@ static int poll_thread(struct ptrace_session *s, struct ptrace_thread *t)
     return 1;
 }
 
+/* A thread that is exiting (killed with its process, say) never reaches a ptrace stop, and the leader of a
+ * dying process is reported only after every other thread: such a thread counts as gone. */
+static int thread_exiting(int pid, int tid)
+{
+    char path[96], buf[1024];
+    struct procstat ps;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
+    return n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0 || ps.state == 'Z' || ps.state == 'X';
+}
+
 /* Waits until every live thread is stopped or the deadline passes. */
 static int wait_all(struct ptrace_session *s, double deadline, const volatile sig_atomic_t *cancel, char *err,
                     size_t errlen)
 {
-    for (;;) {
+    for (int round = 0;; round++) {
         int waiting = 0;
         for (int i = 0; i < s->n; i++) {
             struct ptrace_thread *t = &s->threads[i];
-            if (t->stopped || t->gone) continue;
-            if (!poll_thread(s, t)) waiting++;
+            if (t->stopped || t->gone || t->exiting) continue;
+            if (poll_thread(s, t)) continue;
+            if (round % 64 == 63 && thread_exiting(s->pid, t->tid)) { /* every few ms */
+                t->exiting = 1;
+                continue;
+            }
+            waiting++;
         }
         if (!waiting) return 0;
         if (cancel && *cancel) {
@@ -236,7 +252,7 @@ int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const
         if (rc < 0) break;
     }
     int live = 0;
-    for (int i = 0; i < s->n; i++) live += s->threads[i].stopped && !s->threads[i].gone;
+    for (int i = 0; i < s->n; i++) live += s->threads[i].stopped && !s->threads[i].gone && !s->threads[i].exiting;
     if (rc == 0 && live == 0) {
         snprintf(err, errlen, "process %d exited", pid);
         rc = -ESRCH;
@@ -260,7 +276,8 @@ void ptrace_session_detach(struct ptrace_session *s, double linger)
         if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig) == 0 || errno == ESRCH) t->gone = 1;
     }
     s->stop_end = clock_monotonic_seconds();
-    /* A thread seized but not yet stopped cannot be detached until it stops; give it a moment. */
+    /* A thread seized but not yet stopped cannot be detached until it stops; give it a moment. An exiting one is
+     * waited for, so that its parent, not diagtop, gets to reap it. */
     double deadline = s->stop_end + linger;
     while (left > 0 && clock_monotonic_seconds() < deadline) {
         left = 0;

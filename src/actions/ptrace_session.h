@@ -13,7 +13,8 @@ struct ptrace_thread {
     int tid;
     int stopped;     /* in a ptrace stop: registers and memory can be read */
     int pending_sig; /* a signal taken from a signal-delivery stop, re-injected on detach */
-    int gone;        /* exited during the session */
+    int gone;        /* exited during the session (its exit status consumed) */
+    int exiting;     /* on its way out: it will never stop; its exit is collected on detach */
 };
 
 struct ptrace_session {
