@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <stddef.h>
+#include <elf.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 
 #include "arch_regs.h"
 
@@ -38,3 +41,28 @@ int arch_regs_get(const struct arch_regs *r, int regnum, unsigned long long *val
 }
 
 unsigned long long arch_regs_sp(const struct arch_regs *r) { return r->gp.rsp; }
+
+int arch_core_regs_read(int tid, struct arch_core_regs *r)
+{
+    struct iovec iov = {&r->gp, sizeof r->gp};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0) return -errno;
+    iov = (struct iovec){r->fp, sizeof r->fp};
+    r->have_fp = ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRFPREG, &iov) == 0;
+    /* The kernel shrinks iov_len to the real size of the extended state (11,008 bytes with AMX). */
+    r->xstate = malloc(ARCH_XSTATE_MAX);
+    iov = (struct iovec){r->xstate, ARCH_XSTATE_MAX};
+    if (r->xstate && ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+        r->xstate_len = iov.iov_len;
+    } else {
+        free(r->xstate);
+        r->xstate = NULL;
+        r->xstate_len = 0;
+    }
+    return 0;
+}
+
+void arch_core_regs_free(struct arch_core_regs *r)
+{
+    free(r->xstate);
+    r->xstate = NULL;
+}

@@ -8,6 +8,7 @@
 #include "../collect/users.h"
 #include "../ui/tui.h"
 #include "batch.h"
+#include "cmd_dump.h"
 #include "cmd_info.h"
 #include "cmd_stack.h"
 #include "options.h"
@@ -45,6 +46,7 @@ static const struct {
     {"stack", cmd_stack},
     {"info", cmd_info},
     {"memstats", cmd_memstats},
+    {"dump", cmd_dump},
 };
 
 int main(int argc, char **argv)

@@ -15,6 +15,8 @@ const char options_usage[] =
     "       diagtop info PID [--json] [--section LIST] [--show-secrets]\n"
     "                                    details of PID: general, memory, modules, fds, threads, env, io\n"
     "       diagtop memstats PID [--json]  the memory section alone\n"
+    "       diagtop dump PID [-o PATH] [--dump-dir DIR] [--filter MASK] [--full] [--json]\n"
+    "                                    a core file of PID for gdb (see diagtop dump --help)\n"
     "\n"
     "options:\n"
     "  -b, --batch             print snapshots instead of the interactive screen\n"

@@ -1,0 +1,407 @@
+#include "dump.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collect/procstat.h"
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "dump_maps.h"
+#include "elfcore.h"
+#include "ptrace_session.h"
+
+#define PAGE 4096ULL
+#define CHUNK_PAGES 256 /* 1 MiB per process_vm_readv */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+
+void dump_options_default(struct dump_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->timeout = 2.0;
+}
+
+void dump_default_name(int pid, const char *dir, char *buf, size_t bufsz)
+{
+    char comm[64] = "process", path[64], when[32];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
+    for (char *c = comm; *c; c++) /* a file name, not a path, and no surprises in a shell */
+        if (*c == '/' || *c < 0x20 || *c == ' ' || (unsigned char)*c >= 0x7f) *c = '_';
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+    snprintf(buf, bufsz, "%s/core.%s.%d.%s", dir, comm, pid, when);
+}
+
+/* ---- before the stop ---- */
+
+static char *read_proc(int pid, const char *name, size_t max, ssize_t *len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+    char *buf = malloc(max);
+    ssize_t n = buf ? fileio_read_at(AT_FDCWD, path, buf, max) : -ENOMEM;
+    if (n < 0) {
+        free(buf);
+        return NULL;
+    }
+    if (len) *len = n;
+    return buf;
+}
+
+static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned *filter, char *err,
+                     size_t errlen)
+{
+    char *smaps = read_proc(pid, "smaps", 64 << 20, NULL);
+    if (!smaps) {
+        snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(errno ? errno : EACCES));
+        return -EACCES;
+    }
+    int rc = dump_maps_parse(smaps, dm);
+    free(smaps);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory");
+        return rc;
+    }
+    *filter = 0x33; /* the kernel's default */
+    char *cf = read_proc(pid, "coredump_filter", 64, NULL);
+    if (cf) *filter = (unsigned)strtoul(cf, NULL, 16);
+    free(cf);
+    if (o->filter_set) *filter = o->filter;
+    dump_maps_decide(dm, *filter, o->full);
+    return 0;
+}
+
+int dump_estimate(int pid, const struct dump_options *o, unsigned long long *bytes, char *err, size_t errlen)
+{
+    struct dump_maps dm;
+    unsigned filter;
+    int rc = load_maps(pid, o, &dm, &filter, err, errlen);
+    if (rc < 0) return rc;
+    /* Copied bytes are at most the resident part of what is dumped; the mapping sizes bound it. */
+    *bytes = dump_maps_bytes(&dm);
+    dump_maps_free(&dm);
+    return 0;
+}
+
+static int load_process(int pid, struct core_process *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    char path[64], buf[1024];
+    struct procstat ps;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
+    if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0) {
+        snprintf(err, errlen, "no process %d", pid);
+        return -ESRCH;
+    }
+    p->pid = pid;
+    p->ppid = ps.ppid;
+    p->state = ps.state;
+    p->nice = ps.nice;
+    p->flags = ps.flags;
+    snprintf(p->fname, sizeof p->fname, "%.15s", ps.comm);
+    /* pgrp and session: fields 5 and 6 of stat, after the name. */
+    const char *after = strrchr(buf, ')');
+    if (after) sscanf(after + 2, "%*c %*d %d %d", &p->pgrp, &p->sid);
+    char *status = read_proc(pid, "status", 16384, NULL);
+    const char *u = status ? strstr(status, "\nUid:") : NULL, *g = status ? strstr(status, "\nGid:") : NULL;
+    if (u) p->uid = (unsigned)strtoul(u + 5, NULL, 10);
+    if (g) p->gid = (unsigned)strtoul(g + 5, NULL, 10);
+    free(status);
+    ssize_t len = 0;
+    char *cmd = read_proc(pid, "cmdline", sizeof p->psargs, &len);
+    if (cmd) {
+        for (ssize_t i = 0; i < len && i < (ssize_t)sizeof p->psargs - 1; i++) p->psargs[i] = cmd[i] ? cmd[i] : ' ';
+        free(cmd);
+    }
+    p->auxv = (unsigned char *)read_proc(pid, "auxv", 8192, &len);
+    p->auxv_len = p->auxv ? (size_t)len : 0;
+    return 0;
+}
+
+/* ---- while stopped: registers and memory ---- */
+
+struct copier {
+    int pid, out_fd, pagemap_fd, mem_fd;
+    unsigned char *buf; /* CHUNK_PAGES pages */
+    unsigned long long *pm;
+    unsigned long long done, total, read, written;
+    const struct dump_options *o;
+    int error; /* errno of a failed write */
+};
+
+static int page_is_zero(const unsigned char *p)
+{
+    const unsigned long long *w = (const unsigned long long *)p;
+    for (size_t i = 0; i < PAGE / sizeof *w; i++)
+        if (w[i]) return 0;
+    return 1;
+}
+
+/* Reads pages [addr, addr + n*PAGE) into buf: one process_vm_readv, and page by page through /proc/PID/mem where
+ * it stops short (PROT_NONE pages, for one, read only that way). Unreadable pages stay zero. */
+static void read_pages(struct copier *c, unsigned long long addr, size_t n, unsigned char *buf)
+{
+    struct iovec local = {buf, n * PAGE}, remote = {(void *)addr, n * PAGE};
+    ssize_t got = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+    size_t ok_pages = got > 0 ? (size_t)got / PAGE : 0;
+    for (size_t i = ok_pages; i < n; i++)
+        if (pread(c->mem_fd, buf + i * PAGE, PAGE, (off_t)(addr + i * PAGE)) != (ssize_t)PAGE)
+            memset(buf + i * PAGE, 0, PAGE);
+    c->read += n * PAGE;
+}
+
+/* Writes the non-zero pages of buf, coalescing runs, at file offset off. */
+static int write_nonzero(struct copier *c, const unsigned char *buf, size_t n, unsigned long long off)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (page_is_zero(buf + i * PAGE)) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < n && !page_is_zero(buf + j * PAGE)) j++;
+        const unsigned char *p = buf + i * PAGE;
+        size_t len = (j - i) * PAGE;
+        off_t at = (off_t)(off + i * PAGE);
+        while (len > 0) {
+            ssize_t w = pwrite(c->out_fd, p, len, at);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+                c->error = w < 0 ? errno : ENOSPC;
+                return -1;
+            }
+            p += w;
+            at += w;
+            len -= (size_t)w;
+            c->written += (unsigned long long)w;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* Copies one mapping's dumped bytes to file offset off, skipping pages never touched (pagemap). */
+static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned long long off)
+{
+    unsigned long long len = elfcore_filesz(m);
+    for (unsigned long long pos = 0; pos < len; pos += CHUNK_PAGES * PAGE) {
+        if (c->o->cancel && *c->o->cancel) return -ECANCELED;
+        size_t n = (size_t)((len - pos) / PAGE < CHUNK_PAGES ? (len - pos) / PAGE : CHUNK_PAGES);
+        unsigned long long addr = m->start + pos;
+        ssize_t pm = pread(c->pagemap_fd, c->pm, n * 8, (off_t)(addr / PAGE * 8));
+        size_t i = 0;
+        while (i < n) {
+            /* A run of pages that exist (present or swapped); without pagemap, read everything. */
+            int exists = pm != (ssize_t)(n * 8) || (c->pm[i] & (PM_PRESENT | PM_SWAPPED));
+            size_t j = i + 1;
+            while (j < n && (pm != (ssize_t)(n * 8) || (c->pm[j] & (PM_PRESENT | PM_SWAPPED))) == exists) j++;
+            if (exists) {
+                read_pages(c, addr + i * PAGE, j - i, c->buf);
+                if (write_nonzero(c, c->buf, j - i, off + pos + i * PAGE) < 0) return -EIO;
+            }
+            i = j;
+        }
+        c->done += n * PAGE;
+        if (c->o->progress) c->o->progress(c->o->progress_arg, c->done, c->total);
+    }
+    return 0;
+}
+
+static int open_proc(int pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* ---- the file ---- */
+
+static int create_temp(const char *path, char *tmp, size_t tmpsz, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        snprintf(err, errlen, "%s exists: dumps never overwrite a file", path);
+        return -EEXIST;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) *slash = '\0';
+    snprintf(tmp, tmpsz, "%s/.%s.partial.%d", slash ? dir : ".", base, (int)getpid());
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot create a file in %s: %s", slash ? dir : ".", strerror(e));
+        return -e;
+    }
+    return fd;
+}
+
+/* Dumps and heap profiles hold secrets and belong to whoever asked, also through sudo. */
+static void give_to_invoking_user(int fd)
+{
+    const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
+    if (geteuid() == 0 && uid && gid && fchown(fd, (uid_t)atoi(uid), (gid_t)atoi(gid)) < 0) {
+        /* best effort: the file stays root's, still 0600 */
+    }
+}
+
+static int write_all(int fd, const void *data, size_t n, off_t at)
+{
+    const unsigned char *p = data;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? -errno : -ENOSPC;
+        p += w;
+        at += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int dump_write(int pid, const struct dump_options *o, struct dump_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = clock_monotonic_seconds();
+    int rc = ptrace_session_check(pid, err, errlen);
+    if (rc < 0) return rc;
+    struct core_process proc;
+    struct dump_maps dm = {0};
+    struct core_thread *threads = NULL;
+    struct bytes notes = {0}, head = {0};
+    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .o = o};
+    struct ptrace_session s = {0};
+    int nthreads = 0, stopped = 0;
+    char tmp[4200] = "";
+    if ((rc = load_process(pid, &proc, err, errlen)) < 0) goto out;
+    if ((rc = load_maps(pid, o, &dm, &r->filter, err, errlen)) < 0) goto out;
+    if (1 + dm.n >= PN_XNUM) {
+        snprintf(err, errlen, "%d mappings: more than an ELF core without section headers can describe", dm.n);
+        rc = -E2BIG;
+        goto out;
+    }
+    c.total = dump_maps_bytes(&dm);
+    r->estimated_bytes = c.total;
+    c.buf = malloc(CHUNK_PAGES * PAGE);
+    c.pm = malloc(CHUNK_PAGES * 8);
+    c.pagemap_fd = open_proc(pid, "pagemap");
+    c.mem_fd = open_proc(pid, "mem");
+    if (!c.buf || !c.pm) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        goto out;
+    }
+    if ((c.out_fd = create_temp(o->path, tmp, sizeof tmp, err, errlen)) < 0) {
+        rc = c.out_fd;
+        tmp[0] = '\0';
+        goto out;
+    }
+
+    /* Stopped: registers, then memory. Highest nice priority where allowed, as for stacks. */
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int old_nice = getpriority(PRIO_PROCESS, (id_t)self);
+    int boosted = errno == 0 && setpriority(PRIO_PROCESS, (id_t)self, -20) == 0;
+    if ((rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen)) < 0) {
+        if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
+        goto out;
+    }
+    stopped = 1;
+    if (c.mem_fd < 0) c.mem_fd = open_proc(pid, "mem"); /* may need the attachment */
+    threads = calloc((size_t)s.n, sizeof *threads);
+    if (!threads) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+    }
+    int first = o->first_tid ? o->first_tid : pid;
+    for (int pass = 0; threads && pass < 2; pass++) /* the first thread first, then the others */
+        for (int i = 0; i < s.n; i++) {
+            struct ptrace_thread *pt = &s.threads[i];
+            if (pt->gone || !pt->stopped || (pass == 0) != (pt->tid == first)) continue;
+            struct core_thread *t = &threads[nthreads];
+            t->tid = pt->tid;
+            t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
+            if (arch_core_regs_read(pt->tid, &t->regs) == 0) nthreads++;
+        }
+    if (rc == 0 && elfcore_notes(&notes, &proc, threads, nthreads, &dm) < 0) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+    }
+    unsigned long long off = elfcore_data_offset(&dm, notes.n);
+    for (int i = 0; rc == 0 && i < dm.n; i++) {
+        const struct dump_map *m = &dm.maps[i];
+        unsigned long long len = elfcore_filesz(m);
+        if (len == 0) {
+            r->mappings_skipped++;
+            continue;
+        }
+        rc = copy_mapping(&c, m, off);
+        off += len;
+        r->mappings_written++;
+    }
+    ptrace_session_detach(&s, 0.5);
+    if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
+    r->stopped_ms = ptrace_session_stopped_ms(&s);
+    if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
+    else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));
+    if (rc < 0) goto out;
+
+    /* Running again: headers and notes, the final size, the name. */
+    if (elfcore_headers(&head, &dm, notes.n) < 0 ||
+        (rc = write_all(c.out_fd, head.data, head.n, 0)) < 0 ||
+        (rc = write_all(c.out_fd, notes.data, notes.n, (off_t)head.n)) < 0 || ftruncate(c.out_fd, (off_t)off) < 0) {
+        if (rc == 0) rc = -errno;
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
+        goto out;
+    }
+    give_to_invoking_user(c.out_fd);
+    if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, o->path, 1 /* RENAME_NOREPLACE */) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, o->path, strerror(errno));
+        goto out;
+    }
+    tmp[0] = '\0';
+    struct stat st;
+    if (fstat(c.out_fd, &st) == 0) {
+        r->apparent_bytes = (unsigned long long)st.st_size;
+        r->allocated_bytes = (unsigned long long)st.st_blocks * 512ULL;
+    }
+    snprintf(r->path, sizeof r->path, "%s", o->path);
+    r->threads = nthreads;
+    r->bytes_read = c.read;
+    r->bytes_written = c.written;
+    r->total_ms = (clock_monotonic_seconds() - t0) * 1000.0;
+out:
+    if (stopped && !s.detached) ptrace_session_detach(&s, 0.5);
+    ptrace_session_free(&s);
+    if (c.out_fd >= 0) close(c.out_fd);
+    if (tmp[0]) unlink(tmp); /* no partial file is ever left */
+    if (c.pagemap_fd >= 0) close(c.pagemap_fd);
+    if (c.mem_fd >= 0) close(c.mem_fd);
+    free(c.buf);
+    free(c.pm);
+    for (int i = 0; i < nthreads; i++) arch_core_regs_free(&threads[i].regs);
+    free(threads);
+    free(proc.auxv);
+    bytes_free(&notes);
+    bytes_free(&head);
+    dump_maps_free(&dm);
+    return rc;
+}

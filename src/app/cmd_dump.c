@@ -1,0 +1,177 @@
+#include "cmd_dump.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../actions/dump.h"
+#include "../render/json_util.h"
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "../util/quit_signals.h"
+#include "../util/text.h"
+
+static const char dump_usage[] =
+    "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [--filter MASK] [--full] [--json]\n"
+    "  writes a core file of PID that gdb and eu-stack load; the process is stopped only while memory is copied\n"
+    "  -o, --output PATH  the file (never overwritten); default core.<comm>.<pid>.<YYYYmmdd-HHMMSS> in the dump\n"
+    "                     directory: --dump-dir, $DIAGTOP_DUMP_DIR, the current directory if writable, else\n"
+    "                     $XDG_STATE_HOME/diagtop/dumps\n"
+    "      --filter MASK  coredump_filter bits (hex, as /proc/PID/coredump_filter; default: the process's own)\n"
+    "      --full         every readable mapping, whole\n"
+    "      --json         a JSON summary instead of text\n";
+
+static volatile sig_atomic_t dump_cancel;
+static void on_signal(int sig)
+{
+    (void)sig;
+    dump_cancel = 1;
+}
+
+int dump_directory(const char *option, char *buf, size_t bufsz, char *err, size_t errlen)
+{
+    const char *env = getenv("DIAGTOP_DUMP_DIR");
+    if (option || (env && *env)) {
+        snprintf(buf, bufsz, "%s", option ? option : env);
+        return 0;
+    }
+    if (access(".", W_OK) == 0 && getcwd(buf, bufsz)) return 0;
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state && *state == '/') snprintf(buf, bufsz, "%s/diagtop/dumps", state);
+    else if (home && *home) snprintf(buf, bufsz, "%s/.local/state/diagtop/dumps", home);
+    else {
+        snprintf(err, errlen, "no writable dump directory: use --dump-dir");
+        return -1;
+    }
+    if (fileio_mkdirs(buf, 0700) < 0) {
+        snprintf(err, errlen, "cannot create %s", buf);
+        return -1;
+    }
+    return 0;
+}
+
+struct progress_state {
+    double start, last;
+};
+
+/* A progress line on a terminal: bytes, MB/s, time left. */
+static void show_progress(void *arg, unsigned long long done, unsigned long long total)
+{
+    struct progress_state *p = arg;
+    double now = clock_monotonic_seconds();
+    if (now - p->last < 0.1 && done < total) return;
+    p->last = now;
+    double el = now - p->start, rate = el > 0 ? (double)done / el : 0;
+    double left = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\r  %7.1f / %.1f MiB  %6.1f MB/s  %4.1f s left ", done / 1048576.0, total / 1048576.0,
+            rate / 1e6, left);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"dump-dir", required_argument, 0, 'D'},
+                                             {"filter", required_argument, 0, 'f'},
+                                             {"full", no_argument, 0, 'F'},
+                                             {"json", no_argument, 0, 'j'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    struct dump_options o;
+    dump_options_default(&o);
+    const char *output = NULL, *dir_opt = NULL;
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'D': dir_opt = optarg; break;
+        case 'F': o.full = 1; break;
+        case 'j': json = 1; break;
+        case 'f': {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 16);
+            if (!*optarg || *end || v > 0x1FF) {
+                fprintf(stderr, "diagtop dump: --filter: '%s' is not a coredump_filter mask (hex, up to 1ff)\n", optarg);
+                return 2;
+            }
+            o.filter = (unsigned)v;
+            o.filter_set = 1;
+            break;
+        }
+        case 'h': fputs(dump_usage, stdout); return 0;
+        case ':': fprintf(stderr, "diagtop dump: %s needs a value\n", argv[optind - 1]); return 2;
+        default: fprintf(stderr, "diagtop dump: unknown option %s\n%s", argv[optind - 1], dump_usage); return 2;
+        }
+    }
+    unsigned long long v;
+    if (optind != argc - 1 || text_parse_u64(argv[optind], &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
+        fprintf(stderr, "diagtop dump: %s\n%s", optind < argc ? "not a process id" : "which process?", dump_usage);
+        return 2;
+    }
+    int pid = (int)v;
+    char path[4096], dir[4096], err[512];
+    if (output) {
+        snprintf(path, sizeof path, "%s", output);
+    } else {
+        if (dump_directory(dir_opt, dir, sizeof dir, err, sizeof err) < 0) {
+            fprintf(stderr, "diagtop dump: %s\n", err);
+            return 1;
+        }
+        dump_default_name(pid, dir, path, sizeof path);
+    }
+    quit_signals_install(on_signal);
+    o.cancel = &dump_cancel;
+    o.path = path;
+    struct progress_state ps = {clock_monotonic_seconds(), 0};
+    if (!json && isatty(STDERR_FILENO)) {
+        o.progress = show_progress;
+        o.progress_arg = &ps;
+    }
+    struct dump_result r;
+    int rc = dump_write(pid, &o, &r, err, sizeof err);
+    if (o.progress) fputc('\n', stderr);
+    if (rc < 0) {
+        fprintf(stderr, "diagtop dump: %s\n", err);
+        if (json) {
+            cJSON *d = cJSON_CreateObject();
+            json_add_i64(d, "pid", pid);
+            json_add_string_or_null(d, "error", err);
+            char *t = cJSON_PrintUnformatted(d);
+            if (t) puts(t);
+            free(t);
+            cJSON_Delete(d);
+        }
+        return 1;
+    }
+    if (json) {
+        cJSON *d = cJSON_CreateObject();
+        json_add_i64(d, "pid", pid);
+        json_add_string_or_null(d, "path", r.path);
+        json_add_u64(d, "apparent_bytes", r.apparent_bytes);
+        json_add_u64(d, "allocated_bytes", r.allocated_bytes);
+        json_add_u64(d, "bytes_read", r.bytes_read);
+        json_add_u64(d, "bytes_written", r.bytes_written);
+        json_add_i64(d, "threads", r.threads);
+        json_add_i64(d, "mappings_written", r.mappings_written);
+        json_add_i64(d, "mappings_skipped", r.mappings_skipped);
+        char f[16];
+        snprintf(f, sizeof f, "0x%x", r.filter);
+        cJSON_AddStringToObject(d, "coredump_filter", f);
+        json_add_fixed(d, "duration_ms", r.total_ms, 1);
+        json_add_fixed(d, "stopped_ms", r.stopped_ms, 1);
+        char *t = cJSON_PrintUnformatted(d);
+        if (t) puts(t);
+        free(t);
+        cJSON_Delete(d);
+    } else {
+        printf("%s\n  %.1f MiB on disk (%.1f MiB apparent), %d threads, %d mappings written, %d skipped\n"
+               "  %.0f ms in all, the process was stopped for %.1f ms\n",
+               r.path, r.allocated_bytes / 1048576.0, r.apparent_bytes / 1048576.0, r.threads, r.mappings_written,
+               r.mappings_skipped, r.total_ms, r.stopped_ms);
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* Test and benchmark target for core dumps. Usage: dumpme DIRTY_MIB ZERO_MIB UNTOUCHED_MIB
+ * Three worker threads parked in named functions, a known string at an address it prints, a 4 MiB MADV_DONTDUMP
+ * region full of 0xEE, DIRTY_MIB of written memory, ZERO_MIB written with zeros and UNTOUCHED_MIB never touched.
+ * Prints "ready string=0xADDR dontdump=0xADDR" once everything is in place. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char known[] = "DIAGTOP-KNOWN-STRING-4242";
+
+__attribute__((noipa)) static void dump_worker_park(void)
+{
+    for (;;) pause();
+}
+
+__attribute__((noipa)) static void *dump_worker(void *arg)
+{
+    (void)arg;
+    dump_worker_park();
+    return NULL;
+}
+
+static void *region(size_t mib)
+{
+    void *p = mmap(NULL, mib << 20 ? mib << 20 : 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) exit(1);
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    size_t dirty = argc > 1 ? strtoul(argv[1], NULL, 10) : 16;
+    size_t zero = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+    size_t untouched = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
+    char *s = malloc(64);
+    strcpy(s, known);
+    char *d = region(dirty);
+    for (size_t i = 0; i < dirty << 20; i += 4096) memset(d + i, (int)(i / 4096 % 200) + 1, 4096); /* never 0xEE */
+    char *z = region(zero);
+    for (size_t i = 0; i < zero << 20; i += 4096) z[i] = 0; /* touched, but zeros */
+    (void)region(untouched);
+    char *dd = region(4);
+    memset(dd, 0xEE, 4 << 20);
+    madvise(dd, 4 << 20, MADV_DONTDUMP);
+    for (int i = 0; i < 3; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, dump_worker, NULL);
+    }
+    usleep(50000);
+    printf("ready string=%p dontdump=%p\n", (void *)s, (void *)dd);
+    fflush(stdout);
+    for (;;) pause();
+}
