@@ -74,15 +74,13 @@ static enum dump_amount decide(const struct dump_map *m, unsigned filter)
     int file_backed = p && p[0] == '/' && m->inode != 0;
     int anon_shared = m->shared && (!file_backed || m->deleted || strncmp(p, "/dev/zero", 9) == 0 ||
                                     strncmp(p, "/SYSV", 5) == 0);
-    if (m->shared) {
-        if (anon_shared ? FILTER(1) : FILTER(3)) return DUMP_ALL;
-        goto whole_elf_header;
-    }
+    if (m->shared) return (anon_shared ? FILTER(1) : FILTER(3)) ? DUMP_ALL : DUMP_NOTHING;
     if (m->anonymous > 0 && FILTER(0)) return DUMP_ALL; /* private, written to */
     if (!file_backed) goto whole_elf_header;            /* private anonymous never written: zeros */
     if (FILTER(2)) return DUMP_ALL;
 whole_elf_header:
-    /* The first page of a mapped ELF file, so readers find its build-id. */
+    /* The first page of a mapped file (the kernel also checks it starts with the ELF magic), so readers find the
+     * build-ids. */
     if (FILTER(4) && file_backed && m->offset == 0 && m->perms[0] == 'r') return DUMP_FIRST_PAGE;
     return DUMP_NOTHING;
 #undef FILTER
