@@ -72,6 +72,8 @@ test: test-deps
 
 bench: all targets
 	@bench/refresh
+	@bench/stack
+	@bench/dump
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

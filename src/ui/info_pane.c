@@ -163,7 +163,7 @@ static void env_filter_changed(struct tui *t, const char *text)
 }
 
 static const struct pane_owner info_owner = {"1-7/Left/Right tabs  m secrets  \\ filter env", recapture, key,
-                                             info_pane_shutdown, tick, env_filter_changed};
+                                             info_pane_shutdown, tick, env_filter_changed, NULL};
 
 unsigned info_pane_open(struct tui *t, int pid)
 {

@@ -8,6 +8,7 @@
 
 #include "../actions/process_control.h"
 #include "../util/text.h"
+#include "dump_pane.h"
 #include "info_pane.h"
 #include "stack_pane.h"
 
@@ -357,10 +358,23 @@ static unsigned key_details(struct tui *t, int key)
     return r ? info_pane_open(t, r->tgid) : EFFECT_NONE;
 }
 
+static unsigned key_dump(struct tui *t, int key)
+{
+    (void)key;
+    struct proc_row *r = selected_row(t);
+    if (!r) return EFFECT_NONE;
+    char question[512];
+    if (r->is_kernel || dump_pane_prepare(t, r->tgid, question, sizeof question) < 0) {
+        tui_set_status(t, 1, "%s", r->is_kernel ? "a kernel thread has no memory to dump" : question);
+        return EFFECT_NONE;
+    }
+    prompt_open(t, PROMPT_CONFIRM_DUMP, question, "");
+    return EFFECT_NONE;
+}
+
 static unsigned key_not_yet(struct tui *t, int key)
 {
-    const char *what = key == 'D' ? "dump capture" : key == 'G' ? "GC request"
-                     : key == 'C' ? "CPU profile" : "heap summary (allocations)";
+    const char *what = key == 'G' ? "GC request" : key == 'C' ? "CPU profile" : "heap summary (allocations)";
     tui_set_status(t, 1, "%s is not available yet in this version", what);
     return EFFECT_NONE;
 }
@@ -391,7 +405,7 @@ const struct key_binding keymap_table[] = {
     {{'Z'}, "Z", "pause / resume updates", key_pause},
     {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O", key_details},
     {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", key_stack},
-    {{'D'}, "D", "write a core dump (not available yet)", key_not_yet},
+    {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", key_dump},
     {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet},
     {{'C'}, "C", "CPU profile (not available yet)", key_not_yet},
     {{'A'}, "A", "heap summary by type/site (not available yet)", key_not_yet},
@@ -547,6 +561,12 @@ static unsigned prompt_accept(struct tui *t)
 static unsigned prompt_key(struct tui *t, int key)
 {
     struct prompt *p = &t->prompt;
+    if (p->kind == PROMPT_CONFIRM_DUMP) {
+        t->mode = MODE_TABLE;
+        if (key == 'y' || key == 'Y') return dump_pane_start(t);
+        tui_set_status(t, 0, "no dump written");
+        return EFFECT_NONE;
+    }
     if (p->kind == PROMPT_CONFIRM_SIGNAL) {
         t->mode = MODE_TABLE;
         if (key == 'y' || key == 'Y') {

@@ -181,8 +181,10 @@ void pane_draw(const struct tui *t, int y0, double now)
     draw_text(s, y0, 0, COLS, title, screen_attr(s, STYLE_TITLE));
     int rows = LINES - y0 - 2;
     if (p->busy) {
-        char text[256];
-        snprintf(text, sizeof text, "%s  %.1f s  (Esc cancels)", p->busy_text, now - p->busy_since);
+        char text[512], busy[400];
+        if (p->owner->progress_text) p->owner->progress_text(t, busy, sizeof busy);
+        else snprintf(busy, sizeof busy, "%s", p->busy_text);
+        snprintf(text, sizeof text, "%s  %.1f s  (Esc cancels)", busy, now - p->busy_since);
         draw_text(s, y0 + 1, 1, COLS - 1, text, screen_attr(s, STYLE_VALUE));
     }
     for (int i = 0; i < rows && !p->busy; i++) {

@@ -3,6 +3,8 @@
  * Esc. While its owner's job runs it shows progress and Esc cancels the job. */
 #ifndef DIAGTOP_PANE_H
 #define DIAGTOP_PANE_H
+#include <stddef.h>
+
 #include "../render/text_lines.h"
 
 struct tui;
@@ -16,6 +18,7 @@ struct pane_owner { /* what the pane's content comes from */
     void (*close)(struct tui *t);        /* the pane closes: stop work in flight, free what it needs no more */
     void (*tick)(struct tui *t);         /* after each refresh of the table (live panes), or NULL */
     void (*filter)(struct tui *t, const char *text); /* \ filter prompt, on each keystroke, or NULL */
+    void (*progress_text)(const struct tui *t, char *buf, size_t n); /* the busy line, or NULL for busy_text */
 };
 
 struct pane {

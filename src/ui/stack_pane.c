@@ -82,7 +82,7 @@ static void cancel(struct tui *t)
     if (sp && sp->job.running && job_cancel(&sp->job, 2.0) == 0) stack_result_free(&sp->result);
 }
 
-static const struct pane_owner stack_owner = {"g group/ungroup", refresh, key, cancel, NULL, NULL};
+static const struct pane_owner stack_owner = {"g group/ungroup", refresh, key, cancel, NULL, NULL, NULL};
 
 unsigned stack_pane_open(struct tui *t, int pid)
 {

@@ -15,6 +15,7 @@
 #include "keymap.h"
 #include "overlay_view.h"
 #include "pane.h"
+#include "dump_pane.h"
 #include "info_pane.h"
 #include "stack_pane.h"
 #include "table_view.h"
@@ -191,14 +192,16 @@ int tui_run(const struct tui_config *cfg)
         double wait = t->paused ? 1.0 : next - clock_monotonic_seconds();
         if (t->status[0] && t->status_until - now < wait) wait = t->status_until - now + 0.01;
         if (t->pane.busy && wait > 0.1) wait = 0.1; /* progress: the elapsed time ticks */
-        struct pollfd pfd[2] = {{STDIN_FILENO, POLLIN, 0}, {stack_pane_fd(t), POLLIN, 0}};
-        int pr = poll(pfd, 2, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+        if (dump_pane_fd(t) >= 0 && wait > 0.1) wait = 0.1;
+        struct pollfd pfd[3] = {{STDIN_FILENO, POLLIN, 0}, {stack_pane_fd(t), POLLIN, 0}, {dump_pane_fd(t), POLLIN, 0}};
+        int pr = poll(pfd, 3, wait > 0 ? (int)(wait * 1000) + 1 : 0);
         if (pr < 0 && errno != EINTR) {
             status = 1;
             break;
         }
         if (pr > 0 && (pfd[0].revents & (POLLHUP | POLLERR))) break; /* the terminal went away */
         if (pr > 0 && (pfd[1].revents & POLLIN)) stack_pane_done(t);
+        if (pr > 0 && (pfd[2].revents & POLLIN)) dump_pane_done(t);
         unsigned fx = read_keys(t);
         if (fx & EFFECT_SAVE) save_settings(t);
         if (fx & EFFECT_RESAMPLE) {
@@ -211,6 +214,7 @@ int tui_run(const struct tui_config *cfg)
     }
     stack_pane_shutdown(t); /* a capture in flight detaches before the terminal is restored */
     info_pane_shutdown(t);
+    dump_pane_shutdown(t); /* a dump in flight is cancelled: no partial file, the process runs on */
     text_lines_free(&t->pane.lines);
     screen_close();
     monitor_destroy(&t->mon);

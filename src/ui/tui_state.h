@@ -13,7 +13,7 @@
 
 enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT, MODE_PANE };
 enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
-enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM_SIGNAL };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM_SIGNAL, PROMPT_CONFIRM_DUMP };
 
 struct menu {
     enum menu_kind kind;
@@ -26,13 +26,14 @@ struct menu {
 
 struct prompt {
     enum prompt_kind kind;
-    char label[128];
+    char label[512];
     char text[TUI_TEXT_MAX];
     int failed; /* search found nothing */
 };
 
 struct stack_pane;
 struct info_pane;
+struct dump_pane;
 
 struct tag {
     int pid;
@@ -66,6 +67,7 @@ struct tui {
     struct pane pane;           /* a result pane (stack, ...) over the table area */
     struct stack_pane *stack;   /* the stack capture behind the pane, NULL until b is used */
     struct info_pane *info;     /* the process details behind the pane (Enter), NULL when closed */
+    struct dump_pane *dump;     /* the dump behind the pane (D), NULL until D is used */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
     int ndrawn;

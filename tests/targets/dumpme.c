@@ -1,8 +1,13 @@
-/* Test and benchmark target for core dumps. Usage: dumpme DIRTY_MIB ZERO_MIB UNTOUCHED_MIB
+/* Test and benchmark target for core dumps. Usage: dumpme DIRTY_MIB ZERO_MIB UNTOUCHED_MIB [GAPFILE]
  * Three worker threads parked in named functions, a known string at an address it prints, a 4 MiB MADV_DONTDUMP
  * region full of 0xEE, DIRTY_MIB of written memory, ZERO_MIB written with zeros and UNTOUCHED_MIB never touched.
- * Prints "ready string=0xADDR dontdump=0xADDR" once everything is in place. */
+ * Prints "ready string=0xADDR dontdump=0xADDR" once everything is in place. With GAPFILE, a thread wakes every
+ * millisecond and keeps there the largest gap beyond that millisecond, in microseconds (how long the process was
+ * stopped, seen from inside); SIGUSR2 resets it. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,31 @@ __attribute__((noipa)) static void *dump_worker(void *arg)
 {
     (void)arg;
     dump_worker_park();
+    return NULL;
+}
+
+static volatile sig_atomic_t gap_reset;
+static void on_usr2(int sig) { (void)sig; gap_reset = 1; }
+
+static void *gap_meter(void *arg)
+{
+    int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct timespec a, b, ms = {0, 1000000};
+    double worst = 0;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (;;) {
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double gap = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3 - 1000.0;
+        a = b;
+        if (gap_reset) gap_reset = 0, worst = 0, gap = 0;
+        if (gap > worst || worst == 0) {
+            if (gap > worst) worst = gap;
+            char buf[32];
+            int n = snprintf(buf, sizeof buf, "%.0f\n", worst);
+            if (pwrite(fd, buf, (size_t)n, 0) < 0 || ftruncate(fd, n) < 0) break;
+        }
+    }
     return NULL;
 }
 
@@ -48,6 +78,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++) {
         pthread_t t;
         pthread_create(&t, NULL, dump_worker, NULL);
+    }
+    if (argc > 4) {
+        signal(SIGUSR2, on_usr2);
+        pthread_t t;
+        pthread_create(&t, NULL, gap_meter, argv[4]);
     }
     usleep(50000);
     printf("ready string=%p dontdump=%p\n", (void *)s, (void *)dd);
