@@ -39,7 +39,7 @@ check "and says so" tui_wait 'sent SIGTERM to 1 process'
 tui_keys / n o - s u c h - t h i n g
 check "a search without match says so" tui_wait 'not found'
 tui_keys Escape
-tui_keys D
-check "keys of later actions say they are not available yet" tui_wait 'dump capture is not available yet'
+tui_keys G
+check "keys of later actions say they are not available yet" tui_wait 'GC request is not available yet'
 tui_keys q
 finish
