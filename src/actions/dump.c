@@ -55,6 +55,7 @@ static char *read_proc(int pid, const char *name, size_t max, ssize_t *len)
     ssize_t n = buf ? fileio_read_at(AT_FDCWD, path, buf, max) : -ENOMEM;
     if (n < 0) {
         free(buf);
+        errno = (int)-n;
         return NULL;
     }
     if (len) *len = n;
@@ -64,10 +65,13 @@ static char *read_proc(int pid, const char *name, size_t max, ssize_t *len)
 static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned *filter, char *err,
                      size_t errlen)
 {
+    errno = 0;
     char *smaps = read_proc(pid, "smaps", 64 << 20, NULL);
     if (!smaps) {
-        snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(errno ? errno : EACCES));
-        return -EACCES;
+        int e = errno ? errno : EACCES;
+        if (e == EACCES || e == EPERM) ptrace_session_explain_eperm(pid, err, errlen);
+        else snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(e));
+        return -e;
     }
     int rc = dump_maps_parse(smaps, dm);
     free(smaps);

@@ -26,7 +26,7 @@ static long status_field(const char *status, const char *name)
 }
 
 /* The reason ptrace was refused, naming what is missing (DESIGN.md: never gain privileges, say which). */
-static void explain_eperm(int pid, char *err, size_t errlen)
+void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
 {
     char scope_text[16] = "";
     int scope = fileio_read_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", scope_text, sizeof scope_text) > 0
@@ -140,7 +140,7 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
              * process's: once another thread was seized, EPERM means that thread is on its way out. */
             if (e == EPERM && s->n > 0) continue;
             if (e == EPERM) {
-                explain_eperm(s->pid, err, errlen);
+                ptrace_session_explain_eperm(s->pid, err, errlen);
                 rc = -EPERM;
             } else {
                 rc = -e;

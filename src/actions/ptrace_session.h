@@ -40,6 +40,8 @@ int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const
  * linger seconds and then left to the kernel (which detaches them when this process exits). Idempotent. */
 void ptrace_session_detach(struct ptrace_session *s, double linger);
 
+/* Why access to pid was refused, naming what is missing (same uid, ptrace_scope, CAP_SYS_PTRACE). */
+void ptrace_session_explain_eperm(int pid, char *err, size_t errlen);
 /* Milliseconds between the first interrupt and the last detach. */
 double ptrace_session_stopped_ms(const struct ptrace_session *s);
 void ptrace_session_free(struct ptrace_session *s);

@@ -13,13 +13,15 @@
 #include "../util/fileio.h"
 #include "../util/quit_signals.h"
 #include "../util/text.h"
+#include "settings.h"
 
 static const char dump_usage[] =
-    "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [--filter MASK] [--full] [--json]\n"
+    "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [-t TID] [--filter MASK] [--full] [--json]\n"
     "  writes a core file of PID that gdb and eu-stack load; the process is stopped only while memory is copied\n"
     "  -o, --output PATH  the file (never overwritten); default core.<comm>.<pid>.<YYYYmmdd-HHMMSS> in the dump\n"
-    "                     directory: --dump-dir, $DIAGTOP_DUMP_DIR, the current directory if writable, else\n"
-    "                     $XDG_STATE_HOME/diagtop/dumps\n"
+    "                     directory: --dump-dir, $DIAGTOP_DUMP_DIR, dump_dir= in the config file, the current\n"
+    "                     directory if writable, else $XDG_STATE_HOME/diagtop/dumps\n"
+    "  -t, --tid TID      the thread written first (gdb's current thread); default the main thread\n"
     "      --filter MASK  coredump_filter bits (hex, as /proc/PID/coredump_filter; default: the process's own)\n"
     "      --full         every readable mapping, whole\n"
     "      --json         a JSON summary instead of text\n";
@@ -36,6 +38,14 @@ int dump_directory(const char *option, char *buf, size_t bufsz, char *err, size_
     const char *env = getenv("DIAGTOP_DUMP_DIR");
     if (option || (env && *env)) {
         snprintf(buf, bufsz, "%s", option ? option : env);
+        return 0;
+    }
+    struct settings s;
+    char path[4096], ignored[256];
+    settings_defaults(&s);
+    if (settings_path(path, sizeof path) == 0) settings_load(&s, path, ignored, sizeof ignored);
+    if (s.dump_dir[0]) {
+        snprintf(buf, bufsz, "%s", s.dump_dir);
         return 0;
     }
     if (access(".", W_OK) == 0 && getcwd(buf, bufsz)) return 0;
@@ -76,6 +86,7 @@ int cmd_dump(int argc, char **argv)
                                              {"dump-dir", required_argument, 0, 'D'},
                                              {"filter", required_argument, 0, 'f'},
                                              {"full", no_argument, 0, 'F'},
+                                             {"tid", required_argument, 0, 't'},
                                              {"json", no_argument, 0, 'j'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -85,8 +96,16 @@ int cmd_dump(int argc, char **argv)
     int json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1) {
+        unsigned long long tid;
         switch (c) {
+        case 't':
+            if (text_parse_u64(optarg, &tid) < 0 || tid == 0 || tid > 0x3FFFFFFF) {
+                fprintf(stderr, "diagtop dump: -t: '%s' is not a thread id\n", optarg);
+                return 2;
+            }
+            o.first_tid = (int)tid;
+            break;
         case 'o': output = optarg; break;
         case 'D': dir_opt = optarg; break;
         case 'F': o.full = 1; break;

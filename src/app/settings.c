@@ -54,6 +54,9 @@ int settings_apply_line(struct settings *s, const char *line)
         return parse_bool(value, &s->show_threads);
     } else if (strcmp(key, "delay") == 0) {
         return text_parse_seconds(value, &s->delay);
+    } else if (strcmp(key, "dump_dir") == 0) {
+        if (value[0] != '/') return -1;
+        snprintf(s->dump_dir, sizeof s->dump_dir, "%s", value);
     } else if (strcmp(key, "columns") == 0) {
         enum column_id cols[COL_COUNT];
         int n = columns_parse_list(value, cols, COL_COUNT, err, sizeof err);
@@ -94,13 +97,14 @@ void settings_format(const struct settings *s, char *buf, size_t bufsz)
         off += (size_t)snprintf(cols + off, sizeof cols - off, "%s%s", i ? "," : "", columns_table[s->cols[i]].key);
     snprintf(buf, bufsz,
              "# diagtop settings, written by diagtop\n"
-             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\n",
-             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads);
+             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\n%s%s%s",
+             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads,
+             s->dump_dir[0] ? "dump_dir=" : "", s->dump_dir, s->dump_dir[0] ? "\n" : "");
 }
 
 int settings_save(const struct settings *s, const char *path, char *err, size_t errlen)
 {
-    char dir[4096], text[2048];
+    char dir[4096], text[4096];
     snprintf(dir, sizeof dir, "%s", path);
     int rc = fileio_mkdirs(dirname(dir), 0700);
     if (rc < 0) {

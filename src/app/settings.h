@@ -15,6 +15,7 @@ struct settings {
     int reverse;
     double delay; /* seconds */
     int tree, show_threads;
+    char dump_dir[1024]; /* where core files go ("" : the default rules of cmd_dump) */
 };
 
 void settings_defaults(struct settings *s);

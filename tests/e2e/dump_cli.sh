@@ -53,6 +53,25 @@ check "default name core.<comm>.<pid>.<time> in the current directory" bash -c \
     "ls '$TMP' | grep -Eq '^core\.dumpme\.$P\.[0-9]{8}-[0-9]{6}\$'"
 check "no partial files are left" bash -c "! ls -a '$TMP' | grep -q partial"
 
+# Through sudo the file belongs to the invoking user; the first thread can be chosen; the config's dump_dir.
+WORKER=$(ls /proc/$P/task | sort -n | sed -n 3p)
+SUDO_UID=65534 SUDO_GID=65534 "$DIAGTOP" dump -t "$WORKER" -o "$TMP/sudo.core" "$P" >/dev/null 2>&1
+if [ "$(id -u)" -eq 0 ]; then
+    check "run through sudo: owned by the invoking user, still 0600" test "$(stat -c '%u %a' "$TMP/sudo.core")" = "65534 600"
+fi
+check "-t TID: that thread is gdb's current thread" bash -c "gdb -nx -batch '$TARGETS/dumpme' '$TMP/sudo.core' \
+    -ex 'info threads' 2>&1 | grep -E '^\* ' | grep -q 'LWP $WORKER'"
+mkdir -p "$XDG_CONFIG_HOME/diagtop" "$TMP/cfgdumps"
+echo "dump_dir=$TMP/cfgdumps" >"$XDG_CONFIG_HOME/diagtop/config"
+(cd / && "$DIAGTOP" dump "$P" >/dev/null 2>&1)
+check "dump_dir= in the config file" bash -c "ls '$TMP/cfgdumps' | grep -q '^core\.dumpme\.$P\.'"
+if [ "$(id -u)" -eq 0 ]; then
+    env XDG_CONFIG_HOME=/nonexistent setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+        "$DIAGTOP" dump -o /tmp/diagtop-eperm-core.$$ "$P" >/dev/null 2>"$TMP/eperm.err"
+    check "another user's process: permission denied with the reason, no file" bash -c \
+        "grep -Eq 'permission denied .*CAP_SYS_PTRACE' '$TMP/eperm.err' && [ ! -e /tmp/diagtop-eperm-core.$$ ]"
+fi
+
 # A full disk: a 2 MiB tmpfs; the error is clear, nothing is left and the target runs.
 if [ "$(id -u)" -eq 0 ] && mkdir "$TMP/small" && mount -t tmpfs -o size=2m tmpfs "$TMP/small" 2>/dev/null; then
     "$DIAGTOP" dump -o "$TMP/small/core" "$P" >/dev/null 2>"$TMP/full.err"
