@@ -108,6 +108,7 @@ static int load_process(int pid, struct core_process *p, char *err, size_t errle
     char path[64], buf[1024];
     struct procstat ps;
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    /* The raw text too: pgrp and session (fields 5 and 6) are not kept by the parser. */
     ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
     if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0) {
         snprintf(err, errlen, "no process %d", pid);

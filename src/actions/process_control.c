@@ -29,11 +29,8 @@ static int open_identity(int pid, unsigned long long start_ticks, char *err, siz
         return -e;
     }
     /* Read the start time only after holding the pidfd: if it matches now, the pidfd is that process. */
-    char path[64], buf[1024];
     struct procstat ps;
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
-    if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0 || ps.starttime != start_ticks) {
+    if (procstat_read(pid, 0, &ps) < 0 || ps.starttime != start_ticks) {
         close(fd);
         snprintf(err, errlen, "process %d: no longer exists (its PID was reused)", pid);
         return -ESRCH;

@@ -59,10 +59,8 @@ void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
 int ptrace_session_check(int pid, char *err, size_t errlen)
 {
     char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
     struct procstat ps;
-    if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0) {
+    if (procstat_read(pid, 0, &ps) < 0) {
         snprintf(err, errlen, "no process %d", pid);
         return -ESRCH;
     }
@@ -187,11 +185,8 @@ static int poll_thread(struct ptrace_session *s, struct ptrace_thread *t)
  * dying process is reported only after every other thread: such a thread counts as gone. */
 static int thread_exiting(int pid, int tid)
 {
-    char path[96], buf[1024];
     struct procstat ps;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
-    return n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0 || ps.state == 'Z' || ps.state == 'X';
+    return procstat_read(pid, tid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X';
 }
 
 /* Waits until every live thread is stopped or the deadline passes. */

@@ -51,45 +51,9 @@ void stack_cache_free(struct stack_cache *c)
 
 /* ---- thread facts, read before the stop ---- */
 
-struct tick_sample {
-    int tid;
-    unsigned long long ticks;
-    char state;
-    char name[64];
-};
-
-static int read_thread_stat(int pid, int tid, struct procstat *ps)
-{
-    char path[96], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
-    return n > 0 ? procstat_parse(buf, (size_t)n, ps) : -1;
-}
-
-/* Ticks of every thread now; returns the count. */
-static int sample_ticks(int pid, struct tick_sample *out, int max)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *de;
-    struct procstat ps;
-    while ((de = readdir(d)) && n < max) {
-        int tid = atoi(de->d_name);
-        if (tid <= 0 || read_thread_stat(pid, tid, &ps) < 0) continue;
-        out[n] = (struct tick_sample){tid, ps.utime + ps.stime, ps.state, ""};
-        memcpy(out[n].name, ps.comm, sizeof out[n].name);
-        n++;
-    }
-    closedir(d);
-    return n;
-}
-
 /* Name, state (as it was before the stop) and CPU% over the sample. */
-static void fill_thread_facts(struct stack_thread *t, const struct tick_sample *before, int nbefore,
-                              const struct tick_sample *after, int nafter, double seconds, long hertz)
+static void fill_thread_facts(struct stack_thread *t, const struct thread_sample *before, int nbefore,
+                              const struct thread_sample *after, int nafter, double seconds, long hertz)
 {
     t->cpu_percent = -1;
     for (int i = 0; i < nafter; i++) {
@@ -124,7 +88,7 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
 static unsigned long long start_ticks_of(int pid)
 {
     struct procstat ps;
-    return read_thread_stat(pid, pid, &ps) == 0 ? ps.starttime : 0;
+    return procstat_read(pid, 0, &ps) == 0 ? ps.starttime : 0;
 }
 
 /* Makes sure cache holds an unwinder (and maybe a symbolizer) for this very process. */
@@ -205,17 +169,17 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     if (fileio_read_at(AT_FDCWD, path, out->comm, sizeof out->comm) > 0) out->comm[strcspn(out->comm, "\n")] = '\0';
 
     struct stack_cache local = {0}, *cache = o->cache ? o->cache : &local;
-    struct tick_sample *before = calloc(MAX_SAMPLES, sizeof *before), *after = calloc(MAX_SAMPLES, sizeof *after);
+    struct thread_sample *before = calloc(MAX_SAMPLES, sizeof *before), *after = calloc(MAX_SAMPLES, sizeof *after);
     if (!before || !after) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         goto out;
     }
     /* Thread names, states and CPU% are read before stopping anything; CPU% needs an interval. */
-    int nbefore = o->cpu_sample > 0 ? sample_ticks(pid, before, MAX_SAMPLES) : 0;
+    int nbefore = o->cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX_SAMPLES) : 0;
     double sample_start = clock_monotonic_seconds();
     if (nbefore) sleep_seconds(o->cpu_sample, o->cancel);
-    int nafter = sample_ticks(pid, after, MAX_SAMPLES);
+    int nafter = procstat_sample_threads(pid, after, MAX_SAMPLES);
     double sample_seconds = clock_monotonic_seconds() - sample_start;
     if (o->cancel && *o->cancel) {
         snprintf(err, errlen, "cancelled");

@@ -210,11 +210,8 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
 
     /* Parent chain, up to init. */
     for (int p = ps->ppid; p > 0 && g->nancestors < 32;) {
-        char path[64], buf[1024];
         struct procstat aps;
-        snprintf(path, sizeof path, "/proc/%d/stat", p);
-        ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
-        if (n <= 0 || procstat_parse(buf, (size_t)n, &aps) < 0) break;
+        if (procstat_read(p, 0, &aps) < 0) break;
         g->ancestors[g->nancestors].pid = p;
         snprintf(g->ancestors[g->nancestors].comm, sizeof g->ancestors[0].comm, "%s", aps.comm);
         g->nancestors++;
@@ -400,33 +397,11 @@ static void collect_fds(int pid, struct proc_info *pi)
         if (strcmp(pi->general.limits[i].name, "Max open files") == 0) pi->fd_soft_limit = atoll(pi->general.limits[i].soft);
 }
 
-struct tick { int tid; unsigned long long ticks; };
-
-static int read_ticks(int pid, struct tick *out, int max)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && n < max) {
-        int tid = atoi(de->d_name);
-        char p[96], buf[1024];
-        struct procstat ps;
-        snprintf(p, sizeof p, "/proc/%d/task/%d/stat", pid, tid);
-        ssize_t len = tid > 0 ? fileio_read_at(AT_FDCWD, p, buf, sizeof buf) : -1;
-        if (len > 0 && procstat_parse(buf, (size_t)len, &ps) == 0) out[n++] = (struct tick){tid, ps.utime + ps.stime};
-    }
-    closedir(d);
-    return n;
-}
-
 static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
 {
     enum { MAX = 8192 };
-    struct tick *before = calloc(MAX, sizeof *before);
-    int nbefore = before && cpu_sample > 0 ? read_ticks(pid, before, MAX) : 0;
+    struct thread_sample *before = calloc(MAX, sizeof *before);
+    int nbefore = before && cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX) : 0;
     double t0 = clock_monotonic_seconds();
     if (nbefore) {
         struct timespec ts = {(time_t)cpu_sample, (long)((cpu_sample - (double)(time_t)cpu_sample) * 1e9)};
@@ -447,12 +422,8 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
     struct dirent *de;
     while (pi->threads && (de = readdir(d))) {
         int tid = atoi(de->d_name);
-        if (tid <= 0) continue;
-        char p[96], buf[1024];
         struct procstat ps;
-        snprintf(p, sizeof p, "/proc/%d/task/%d/stat", pid, tid);
-        ssize_t len = fileio_read_at(AT_FDCWD, p, buf, sizeof buf);
-        if (len <= 0 || procstat_parse(buf, (size_t)len, &ps) < 0) continue;
+        if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
         if (pi->nthreads == cap) {
             cap *= 2;
             struct pi_thread *nt = realloc(pi->threads, (size_t)cap * sizeof *nt);
@@ -470,6 +441,7 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
         for (int i = 0; i < nbefore; i++)
             if (before[i].tid == tid && interval > 0)
                 t->cpu_percent = 100.0 * (double)(ps.utime + ps.stime - before[i].ticks) / ((double)hz * interval);
+        char p[96];
         snprintf(p, sizeof p, "/proc/%d/task/%d/wchan", pid, tid);
         if (fileio_read_at(AT_FDCWD, p, t->wchan, sizeof t->wchan) <= 0 || strcmp(t->wchan, "0") == 0) t->wchan[0] = '\0';
     }
@@ -528,11 +500,8 @@ int procinfo_collect(int pid, unsigned sections, double cpu_sample, struct proc_
     memset(out, 0, sizeof *out);
     out->pid = pid;
     out->sections = sections;
-    char path[64], buf[1024];
     struct procstat ps;
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
-    if (n <= 0 || procstat_parse(buf, (size_t)n, &ps) < 0) {
+    if (procstat_read(pid, 0, &ps) < 0) {
         snprintf(err, errlen, "no process %d", pid);
         return -ESRCH;
     }

@@ -1,7 +1,12 @@
 #include "procstat.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../util/fileio.h"
 
 /* Reads the next space-separated decimal field (possibly negative) and advances *p. */
 static int next_ll(const char **p, const char *end, long long *out)
@@ -81,4 +86,33 @@ int procstat_parse_statm(const char *buf, struct procstatm *out)
     out->text = (unsigned long long)v[3];
     out->data = (unsigned long long)v[5];
     return 0;
+}
+
+int procstat_read(int pid, int tid, struct procstat *out)
+{
+    char path[96], buf[1024];
+    if (tid > 0) snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    else snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
+    return n > 0 ? procstat_parse(buf, (size_t)n, out) : -1;
+}
+
+int procstat_sample_threads(int pid, struct thread_sample *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *de;
+    struct procstat ps;
+    while ((de = readdir(d)) && n < max) {
+        int tid = atoi(de->d_name);
+        if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
+        out[n] = (struct thread_sample){tid, ps.utime + ps.stime, ps.state, ""};
+        memcpy(out[n].name, ps.comm, sizeof out[n].name);
+        n++;
+    }
+    closedir(d);
+    return n;
 }

@@ -31,6 +31,21 @@ struct procstatm {
  * spaces, parentheses and any byte. Returns 0, or -1 if the text is not a stat line. */
 int procstat_parse(const char *buf, size_t len, struct procstat *out);
 
+/* Reads and parses /proc/PID/stat, or /proc/PID/task/TID/stat when tid > 0. Returns 0, or -1 when the task is
+ * gone or unreadable. */
+int procstat_read(int pid, int tid, struct procstat *out);
+
+/* One thread at one moment: for CPU% over an interval (two samples) and for names and states. */
+struct thread_sample {
+    int tid;
+    unsigned long long ticks; /* utime + stime */
+    char state;
+    char name[PROCSTAT_COMM_MAX];
+};
+
+/* Samples every thread of pid (up to max); returns the count. */
+int procstat_sample_threads(int pid, struct thread_sample *out, int max);
+
 /* Parses statm ("size resident shared text lib data dt"). Returns 0 or -1. */
 int procstat_parse_statm(const char *buf, struct procstatm *out);
 #endif
