@@ -59,9 +59,18 @@ build/targets/%: tests/targets/%.c
 build/targets/threads-stripped: build/targets/threads
 	strip -o $@ $<
 
+# A Go program (standard library only) and a JVM class, for runtime detection and the agents.
+build/targets/gopsy: tests/targets/gopsy/main.go
+	@mkdir -p $(dir $@) build/gocache
+	GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
+
+build/targets/java/Sleeper.class: tests/targets/Sleeper.java
+	@mkdir -p $(dir $@)
+	javac -d $(dir $@) $<
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
-targets: $(TARGET_BIN) build/targets/threads-stripped
+targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/java/Sleeper.class
 
 run: all
 	./build/diagtop

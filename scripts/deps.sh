@@ -4,7 +4,7 @@
 set -eu
 
 build_pkgs="gcc make pkg-config libproc2-dev libncurses-dev libcjson-dev libunwind-dev libdw-dev libelf-dev"
-test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3"
+test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 golang-go openjdk-17-jdk-headless"
 
 pkgs=$build_pkgs
 [ "${1:-}" = "--test" ] && pkgs="$build_pkgs $test_pkgs"
