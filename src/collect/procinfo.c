@@ -13,6 +13,7 @@
 
 #include "../util/clock.h"
 #include "../util/fileio.h"
+#include "../util/grow.h"
 #include "procstat.h"
 #include "sockets.h"
 
@@ -307,9 +308,8 @@ static void collect_modules(int pid, struct proc_info *pi)
         set_err(pi->modules_err, sizeof pi->modules_err, "maps", e);
         return;
     }
-    int cap = 64;
-    pi->modules = calloc((size_t)cap, sizeof *pi->modules);
-    for (char *line = strtok(maps, "\n"); line && pi->modules; line = strtok(NULL, "\n")) {
+    size_t cap = 0;
+    for (char *line = strtok(maps, "\n"); line; line = strtok(NULL, "\n")) {
         unsigned long long start, end;
         char perms[8];
         int off = 0;
@@ -319,12 +319,7 @@ static void collect_modules(int pid, struct proc_info *pi)
         int k;
         for (k = 0; k < pi->nmodules && strcmp(pi->modules[k].path, path) != 0; k++) {}
         if (k == pi->nmodules) {
-            if (k == cap) {
-                cap *= 2;
-                struct pi_module *nm = realloc(pi->modules, (size_t)cap * sizeof *nm);
-                if (!nm) break;
-                pi->modules = nm;
-            }
+            if (GROW(pi->modules, cap, k, 64) < 0) break;
             pi->modules[k] = (struct pi_module){strdup(path), start, end, 0, "----", 0};
             pi->modules[k].shared_object = strstr(path, ".so") != NULL;
             pi->nmodules++;
@@ -370,21 +365,15 @@ static void collect_fds(int pid, struct proc_info *pi)
     }
     struct socket_table socks = {0};
     sockets_load(pid, &socks);
-    int cap = 64;
-    pi->fds = calloc((size_t)cap, sizeof *pi->fds);
+    size_t cap = 0;
     struct dirent *de;
-    while (pi->fds && (de = readdir(d))) {
+    while ((de = readdir(d))) {
         if (de->d_name[0] == '.') continue;
         char link[4096];
         ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
         if (n < 0) continue;
         link[n] = '\0';
-        if (pi->nfds == cap) {
-            cap *= 2;
-            struct pi_fd *nf = realloc(pi->fds, (size_t)cap * sizeof *nf);
-            if (!nf) break;
-            pi->fds = nf;
-        }
+        if (GROW(pi->fds, cap, pi->nfds, 64) < 0) break;
         struct pi_fd *f = &pi->fds[pi->nfds++];
         f->fd = atoi(de->d_name);
         classify_fd(link, &socks, f);
@@ -417,19 +406,13 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
         free(before);
         return;
     }
-    int cap = 64;
-    pi->threads = calloc((size_t)cap, sizeof *pi->threads);
+    size_t cap = 0;
     struct dirent *de;
-    while (pi->threads && (de = readdir(d))) {
+    while ((de = readdir(d))) {
         int tid = atoi(de->d_name);
         struct procstat ps;
         if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
-        if (pi->nthreads == cap) {
-            cap *= 2;
-            struct pi_thread *nt = realloc(pi->threads, (size_t)cap * sizeof *nt);
-            if (!nt) break;
-            pi->threads = nt;
-        }
+        if (GROW(pi->threads, cap, pi->nthreads, 64) < 0) break;
         struct pi_thread *t = &pi->threads[pi->nthreads++];
         memset(t, 0, sizeof *t);
         t->tid = tid;

@@ -13,6 +13,7 @@
 
 #include "../util/clock.h"
 #include "../util/fileio.h"
+#include "../util/grow.h"
 #include "growth.h"
 #include "procstat.h"
 #include "systotals.h"
@@ -270,13 +271,7 @@ static int parse_pid(const char *name)
 
 static void rows_push(struct proctable *t, struct proc_row *r)
 {
-    if (t->nrows == t->rows_cap) {
-        size_t cap = t->rows_cap ? t->rows_cap * 2 : 1024;
-        struct proc_row **nr = realloc(t->rows, cap * sizeof *nr);
-        if (!nr) return;
-        t->rows = nr;
-        t->rows_cap = cap;
-    }
+    if (GROW(t->rows, t->rows_cap, t->nrows, 1024) < 0) return;
     t->rows[t->nrows++] = r;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../util/fileio.h"
+#include "../util/grow.h"
 
 static const char *tcp_state(unsigned st)
 {
@@ -74,13 +75,7 @@ int sockets_parse_unix(const char *line, unsigned long *inode, char *desc, size_
 
 static int add(struct socket_table *t, unsigned long inode, const char *desc)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        struct socket_entry *e = realloc(t->entries, cap * sizeof *e);
-        if (!e) return -ENOMEM;
-        t->entries = e;
-        t->cap = cap;
-    }
+    if (GROW(t->entries, t->cap, t->n, 64) < 0) return -ENOMEM;
     t->entries[t->n].inode = inode;
     snprintf(t->entries[t->n].desc, sizeof t->entries[t->n].desc, "%s", desc);
     t->n++;

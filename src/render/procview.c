@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/grow.h"
 #include "../util/text.h"
 
 unsigned procview_needs(const struct procview_opts *o)
@@ -61,13 +62,7 @@ static int compare_items(const void *pa, const void *pb)
 
 static int push(struct procview *v, struct proc_row *row, const char *prefix)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 1024;
-        struct procview_row *nr = realloc(v->rows, cap * sizeof *nr);
-        if (!nr) return -ENOMEM;
-        v->rows = nr;
-        v->cap = cap;
-    }
+    if (GROW(v->rows, v->cap, v->n, 1024) < 0) return -ENOMEM;
     v->rows[v->n].row = row;
     snprintf(v->rows[v->n].prefix, sizeof v->rows[v->n].prefix, "%s", prefix);
     v->n++;

@@ -4,15 +4,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "../util/grow.h"
+
 int text_lines_add(struct text_lines *tl, const char *fmt, ...)
 {
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? tl->cap * 2 : 64;
-        char **nl = realloc(tl->lines, cap * sizeof *nl);
-        if (!nl) return -ENOMEM;
-        tl->lines = nl;
-        tl->cap = cap;
-    }
+    if (GROW(tl->lines, tl->cap, tl->n, 64) < 0) return -ENOMEM;
     va_list ap;
     va_start(ap, fmt);
     char *line = NULL;
