@@ -35,6 +35,15 @@ static unsigned key_move(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
+/* Left/Right: scroll long command lines sideways. */
+static unsigned key_hscroll(struct tui *t, int key)
+{
+    t->hscroll += key == F(KEY_RIGHT) ? 8 : -8;
+    if (t->hscroll < 0) t->hscroll = 0;
+    if (t->hscroll > 4000) t->hscroll = 4000;
+    return EFFECT_NONE;
+}
+
 /* ---- sorting ---- */
 
 static unsigned sort_by(struct tui *t, enum column_id id)
@@ -383,6 +392,7 @@ const struct key_binding keymap_table[] = {
     {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move},
     {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move},
     {{F(KEY_HOME), F(KEY_END)}, "Home End", "first / last row", key_move},
+    {{F(KEY_LEFT), F(KEY_RIGHT)}, "Left Right", "scroll long command lines sideways", key_hscroll},
     {{'P'}, "P", "sort by CPU%", key_sort_cpu},
     {{'M'}, "M", "sort by memory (RES)", key_sort_mem},
     {{'T'}, "T", "sort by CPU time", key_sort_time},

@@ -57,6 +57,17 @@ static void draw_titles(struct tui *t, int y)
     t->col_x[t->ndrawn] = COLS;
 }
 
+/* Skips n UTF-8 characters of s. */
+static const char *skip_chars(const char *s, int n)
+{
+    while (*s && n > 0) {
+        s++;
+        while ((*s & 0xC0) == 0x80) s++;
+        n--;
+    }
+    return s;
+}
+
 /* The command cell: tree prefix, then the command with the program's basename highlighted. */
 static void draw_command(struct tui *t, int y, int x, const struct procview_row *vr, int attr, int highlight)
 {
@@ -64,6 +75,12 @@ static void draw_command(struct tui *t, int y, int x, const struct procview_row 
     char cmd[4096];
     size_t off, len;
     columns_format_command(cmd, sizeof cmd, vr->row, &off, &len);
+    if (t->hscroll > 0) { /* scrolled: the line from the offset, without tree or highlight */
+        char line[4200];
+        snprintf(line, sizeof line, "%s%s", vr->prefix, cmd);
+        draw_text(s, y, x, COLS - x, skip_chars(line, t->hscroll), attr);
+        return;
+    }
     if (off > strlen(cmd)) off = strlen(cmd);
     if (off + len > strlen(cmd)) len = strlen(cmd) - off;
     int w = COLS - x;

@@ -52,6 +52,7 @@ struct tui {
     char filter[TUI_TEXT_MAX];
     int selected_pid; /* the selection follows the process, not the row index */
     long selected, top;
+    int hscroll; /* characters of the command column scrolled off to the left (Left/Right) */
     struct tag tags[TUI_MAX_TAGS];
     int ntags;
     int paused, quit;

@@ -19,6 +19,11 @@ tui_keys Enter
 sleep 0.7
 check "filter: only the two matching rows remain" test "$(rows | sort -n | tr '\n' ' ')" = "$(printf '%s\n' "$S1" "$S2" | sort -n | tr '\n' ' ')"
 check "the escape sequence is sanitized on screen, UTF-8 kept" tui_wait "sleeper needle-two \\?\\[31mred\\?\\[0m café"
+tui_keys Right Right
+check "Right scrolls the command line: its start is off screen, its end on" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
+    tui_wait ' -two \\?\\[31m' && ! tmux -L '$TMUX_SOCKET' capture-pane -p | grep -q './sleeper needle-two'"
+tui_keys Left Left
+check "Left scrolls back" tui_wait './sleeper needle-two'
 tui_keys F4 Escape
 sleep 0.7
 check "Esc in the filter prompt clears the filter" bash -c "[ \$(tmux -L '$TMUX_SOCKET' capture-pane -p | awk '/PID USER/ {on=1; next} on && \$1 ~ /^[0-9]+\$/' | wc -l) -gt 5 ]"
