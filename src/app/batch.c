@@ -45,7 +45,7 @@ static int print_text(struct monitor *m, const struct settings *s)
 
 static int print_json(struct monitor *m)
 {
-    char *doc = snapshot_json(m->sys, &m->counts, &m->view, &m->ctx);
+    char *doc = snapshot_json(m->sys, &m->counts, &m->view, &m->ctx, proctable_interval(m->table));
     if (!doc) return -1;
     puts(doc);
     free(doc);

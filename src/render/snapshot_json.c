@@ -112,7 +112,7 @@ static cJSON *process_json(const struct proc_row *r, const struct systotals *st,
 }
 
 char *snapshot_json(const struct systotals *st, const struct task_counts *tc, const struct procview *v,
-                    const struct column_ctx *ctx)
+                    const struct column_ctx *ctx, double interval)
 {
     cJSON *doc = cJSON_CreateObject();
     if (!doc) return NULL;
@@ -121,6 +121,7 @@ char *snapshot_json(const struct systotals *st, const struct task_counts *tc, co
     clock_format_iso8601(iso, sizeof iso, now);
     cJSON_AddStringToObject(doc, "time", iso);
     json_add_i64(doc, "timestamp", (long long)now);
+    json_add_fixed(doc, "interval_seconds", interval, 3);
     cJSON_AddItemToObject(doc, "system", system_json(st, tc));
     cJSON *procs = cJSON_AddArrayToObject(doc, "processes");
     for (size_t i = 0; i < v->n; i++) cJSON_AddItemToArray(procs, process_json(v->rows[i].row, st, ctx));

@@ -5,7 +5,8 @@
 #include "../collect/systotals.h"
 #include "procview.h"
 
-/* Returns a malloc'd, single-line JSON document, or NULL on allocation failure. */
+/* Returns a malloc'd, single-line JSON document, or NULL on allocation failure. interval: the seconds CPU% was
+ * measured over. */
 char *snapshot_json(const struct systotals *st, const struct task_counts *tc, const struct procview *v,
-                    const struct column_ctx *ctx);
+                    const struct column_ctx *ctx, double interval);
 #endif
