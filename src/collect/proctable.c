@@ -52,8 +52,17 @@ struct proc_entry {
     double agent_checked;
 };
 
+/* What an executable (device, inode) is, so that many processes of one binary read its ELF once. */
+#define EXE_KINDS 4096
+struct exe_kind {
+    dev_t dev;
+    ino_t ino;
+    enum runtime_kind kind; /* RUNTIME_UNKNOWN: empty slot */
+};
+
 struct proctable {
     int procfd;
+    struct exe_kind exe_kinds[EXE_KINDS];
     struct proc_entry **buckets;
     size_t nbuckets, nentries;
     unsigned gen;
@@ -511,12 +520,29 @@ static double process_age(const struct proctable *t, const struct proc_row *r)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - (double)r->start_ticks / (double)t->hertz;
 }
 
+/* The cache slot of an executable (open addressing; when full, the last probed slot is reused). */
+static struct exe_kind *exe_kind_slot(struct proctable *t, dev_t dev, ino_t ino)
+{
+    size_t h = ((size_t)ino * 2654435761u ^ (size_t)dev) % EXE_KINDS;
+    struct exe_kind *k = NULL;
+    for (int probe = 0; probe < 8; probe++) {
+        k = &t->exe_kinds[(h + (size_t)probe) % EXE_KINDS];
+        if (k->kind == RUNTIME_UNKNOWN || (k->dev == dev && k->ino == ino)) return k;
+    }
+    k->kind = RUNTIME_UNKNOWN;
+    return k;
+}
+
 static void fill_runtime(struct proctable *t, struct proc_entry *e, double now)
 {
     struct proc_row *r = &e->row;
     if (r->is_kernel || r->is_thread) return;
     if (!e->runtime_tried) {
-        r->runtime = runtime_detect(t->procfd, r->pid, r->uid, &r->agent);
+        /* check_exec ran just before: exe_dev/exe_ino are this program's (0 when the exe is unreadable). */
+        struct exe_kind *k = e->exe_ino ? exe_kind_slot(t, e->exe_dev, e->exe_ino) : NULL;
+        enum runtime_kind elf = k && k->dev == e->exe_dev && k->ino == e->exe_ino ? k->kind : RUNTIME_UNKNOWN;
+        r->runtime = runtime_detect(t->procfd, r->pid, r->uid, &elf, &r->agent);
+        if (k && elf != RUNTIME_UNKNOWN) *k = (struct exe_kind){e->exe_dev, e->exe_ino, elf};
         /* A JVM maps libjvm.so only after its launcher has started: look at young processes again. */
         e->runtime_tried = !(r->runtime == RUNTIME_NATIVE && process_age(t, r) < YOUNG_PROCESS_SECONDS);
         e->agent_checked = now;

@@ -279,15 +279,18 @@ int runtime_agent_present(int procfd, int pid, uid_t uid, enum runtime_kind kind
     return 0;
 }
 
-enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, int *agent)
+enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, enum runtime_kind *elf_kind, int *agent)
 {
     char path[64];
     *agent = 0;
-    snprintf(path, sizeof path, "%d/exe", pid);
-    int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return RUNTIME_UNKNOWN; /* kernel thread, or another user's process */
-    enum runtime_kind kind = runtime_classify_elf(fd);
-    close(fd);
+    if (*elf_kind == RUNTIME_UNKNOWN) {
+        snprintf(path, sizeof path, "%d/exe", pid);
+        int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return RUNTIME_UNKNOWN; /* kernel thread, or another user's process */
+        *elf_kind = runtime_classify_elf(fd);
+        close(fd);
+    }
+    enum runtime_kind kind = *elf_kind;
     if (kind == RUNTIME_NATIVE) {
         char *maps = read_proc_file(procfd, pid, "maps", 8 << 20);
         if (maps && runtime_maps_has_jvm(maps)) kind = RUNTIME_JAVA;

@@ -26,8 +26,10 @@ unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port);
 
 /* Full detection for one process (procfd: an open descriptor of /proc). agent is set to 1 when an endpoint is
  * present: a gops port file whose port is a LISTEN socket held by that very process, or a HotSpot .java_pidN
- * socket owned by the process's uid. */
-enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, int *agent);
+ * socket owned by the process's uid. *elf_kind is what the executable alone says (RUNTIME_GO or RUNTIME_NATIVE):
+ * pass it back in for processes of the same executable (RUNTIME_UNKNOWN: read the ELF) -- a box with 500
+ * workers of one binary parses it once. */
+enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, enum runtime_kind *elf_kind, int *agent);
 /* Re-checks only the agent endpoint of a process already classified as kind. */
 int runtime_agent_present(int procfd, int pid, uid_t uid, enum runtime_kind kind);
 #endif
