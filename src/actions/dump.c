@@ -49,26 +49,11 @@ void dump_default_name(int pid, const char *dir, char *buf, size_t bufsz)
 
 /* ---- before the stop ---- */
 
-static char *read_proc(int pid, const char *name, size_t max, ssize_t *len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
-    char *buf = malloc(max);
-    ssize_t n = buf ? fileio_read_at(AT_FDCWD, path, buf, max) : -ENOMEM;
-    if (n < 0) {
-        free(buf);
-        errno = (int)-n;
-        return NULL;
-    }
-    if (len) *len = n;
-    return buf;
-}
-
 static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned *filter, char *err,
                      size_t errlen)
 {
     errno = 0;
-    char *smaps = read_proc(pid, "smaps", 64 << 20, NULL);
+    char *smaps = fileio_read_proc(AT_FDCWD, pid, "smaps", 64 << 20, NULL);
     if (!smaps) {
         int e = errno ? errno : EACCES;
         if (e == EACCES || e == EPERM) ptrace_session_explain_eperm(pid, err, errlen);
@@ -82,7 +67,7 @@ static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm
         return rc;
     }
     *filter = 0x33; /* the kernel's default */
-    char *cf = read_proc(pid, "coredump_filter", 64, NULL);
+    char *cf = fileio_read_proc(AT_FDCWD, pid, "coredump_filter", 64, NULL);
     if (cf) *filter = (unsigned)strtoul(cf, NULL, 16);
     free(cf);
     if (o->filter_set) *filter = o->filter;
@@ -123,18 +108,18 @@ static int load_process(int pid, struct core_process *p, char *err, size_t errle
     /* pgrp and session: fields 5 and 6 of stat, after the name. */
     const char *after = strrchr(buf, ')');
     if (after) sscanf(after + 2, "%*c %*d %d %d", &p->pgrp, &p->sid);
-    char *status = read_proc(pid, "status", 16384, NULL);
+    char *status = fileio_read_proc(AT_FDCWD, pid, "status", 16384, NULL);
     const char *u = status ? strstr(status, "\nUid:") : NULL, *g = status ? strstr(status, "\nGid:") : NULL;
     if (u) p->uid = (unsigned)strtoul(u + 5, NULL, 10);
     if (g) p->gid = (unsigned)strtoul(g + 5, NULL, 10);
     free(status);
     ssize_t len = 0;
-    char *cmd = read_proc(pid, "cmdline", sizeof p->psargs, &len);
+    char *cmd = fileio_read_proc(AT_FDCWD, pid, "cmdline", sizeof p->psargs, &len);
     if (cmd) {
         for (ssize_t i = 0; i < len && i < (ssize_t)sizeof p->psargs - 1; i++) p->psargs[i] = cmd[i] ? cmd[i] : ' ';
         free(cmd);
     }
-    p->auxv = (unsigned char *)read_proc(pid, "auxv", 8192, &len);
+    p->auxv = (unsigned char *)fileio_read_proc(AT_FDCWD, pid, "auxv", 8192, &len);
     p->auxv_len = p->auxv ? (size_t)len : 0;
     return 0;
 }

@@ -150,12 +150,6 @@ static int capture_stopped(int pid, const struct stack_options *o, struct unwind
     return 0;
 }
 
-static void sleep_seconds(double s, const volatile sig_atomic_t *cancel)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !(cancel && *cancel)) {}
-}
-
 int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen)
 {
     enum { MAX_SAMPLES = 16384 };
@@ -178,7 +172,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     /* Thread names, states and CPU% are read before stopping anything; CPU% needs an interval. */
     int nbefore = o->cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX_SAMPLES) : 0;
     double sample_start = clock_monotonic_seconds();
-    if (nbefore) sleep_seconds(o->cpu_sample, o->cancel);
+    if (nbefore) clock_sleep(o->cpu_sample, o->cancel);
     int nafter = procstat_sample_threads(pid, after, MAX_SAMPLES);
     double sample_seconds = clock_monotonic_seconds() - sample_start;
     if (o->cancel && *o->cancel) {

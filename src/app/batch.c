@@ -10,6 +10,7 @@
 #include "../render/header_text.h"
 #include "../render/snapshot_json.h"
 #include "../render/table_text.h"
+#include "../util/clock.h"
 #include "../util/quit_signals.h"
 #include "monitor.h"
 
@@ -21,12 +22,6 @@ static void on_stop_signal(int sig)
 {
     (void)sig;
     batch_stop = 1;
-}
-
-static void sleep_seconds(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (!batch_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
 static int print_text(struct monitor *m, const struct settings *s)
@@ -71,9 +66,9 @@ int batch_run(const struct options *o, const struct settings *s, const struct pr
         monitor_destroy(&m);
         return 1;
     }
-    sleep_seconds(s->delay < INITIAL_SAMPLE_SECONDS ? s->delay : INITIAL_SAMPLE_SECONDS);
+    clock_sleep(s->delay < INITIAL_SAMPLE_SECONDS ? s->delay : INITIAL_SAMPLE_SECONDS, &batch_stop);
     for (int it = 0; !batch_stop && (o->iterations == 0 || it < o->iterations); it++) {
-        if (it > 0) sleep_seconds(s->delay);
+        if (it > 0) clock_sleep(s->delay, &batch_stop);
         if (batch_stop) break;
         if (monitor_refresh(&m, vo, err, sizeof err) < 0) {
             fprintf(stderr, "diagtop: %s\n", err);

@@ -42,21 +42,20 @@ int procinfo_parse_sections(const char *list)
 
 /* ---- parsers ---- */
 
-/* "VmRSS:\t  1234 kB" -> bytes, -1 when absent. */
-static long long kb_field(const char *text, const char *name)
-{
-    size_t nl = strlen(name);
-    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, name, nl) == 0 && p[nl] == ':') return strtoll(p + nl + 1, NULL, 10) * 1024LL;
-    return -1;
-}
-
+/* The text after "Name:" on the line starting with Name, or NULL. */
 static const char *line_value(const char *text, const char *name)
 {
     size_t nl = strlen(name);
     for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
         if (strncmp(p, name, nl) == 0 && p[nl] == ':') return p + nl + 1;
     return NULL;
+}
+
+/* "VmRSS:\t  1234 kB" -> bytes, -1 when absent. */
+static long long kb_field(const char *text, const char *name)
+{
+    const char *v = line_value(text, name);
+    return v ? strtoll(v, NULL, 10) * 1024LL : -1;
 }
 
 void procinfo_parse_status(const char *text, struct pi_general *g, struct pi_memory *m)
@@ -133,25 +132,6 @@ int procinfo_env_is_secret(const char *name)
 
 /* ---- readers ---- */
 
-static char *read_alloc(int pid, const char *name, size_t max, ssize_t *len, int *err)
-{
-    char path[96];
-    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
-    char *buf = malloc(max);
-    if (!buf) {
-        *err = ENOMEM;
-        return NULL;
-    }
-    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, max);
-    if (n < 0) {
-        *err = (int)-n;
-        free(buf);
-        return NULL;
-    }
-    if (len) *len = n;
-    return buf;
-}
-
 static char *readlink_alloc(int pid, const char *name)
 {
     char path[96], target[4096];
@@ -218,9 +198,8 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
         g->nancestors++;
         p = aps.ppid;
     }
-    int e = 0;
     g->ruid = g->euid = g->rgid = g->egid = -1;
-    char *status = read_alloc(pid, "status", 16384, NULL, &e);
+    char *status = fileio_read_proc(AT_FDCWD, pid, "status", 16384, NULL);
     if (status) procinfo_parse_status(status, g, NULL);
     free(status);
     if (g->euid >= 0) {
@@ -239,14 +218,14 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
     }
     g->cwd = readlink_alloc(pid, "cwd");
     ssize_t n;
-    g->cmdline = read_alloc(pid, "cmdline", 65536, &n, &e);
+    g->cmdline = fileio_read_proc(AT_FDCWD, pid, "cmdline", 65536, &n);
     if (g->cmdline) {
         while (n > 0 && g->cmdline[n - 1] == '\0') n--;
         for (ssize_t i = 0; i < n; i++)
             if (g->cmdline[i] == '\0') g->cmdline[i] = ' ';
         g->cmdline[n] = '\0';
     }
-    char *cg = read_alloc(pid, "cgroup", 8192, NULL, &e);
+    char *cg = fileio_read_proc(AT_FDCWD, pid, "cgroup", 8192, NULL);
     if (cg) {
         const char *v2 = strstr(cg, "0::");
         if (v2) g->cgroup = strndup(v2 + 3, strcspn(v2 + 3, "\n"));
@@ -267,7 +246,7 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
     g->oom_score = fileio_read_at(AT_FDCWD, path, num, sizeof num) > 0 ? atoll(num) : -1;
     snprintf(path, sizeof path, "/proc/%d/oom_score_adj", pid);
     g->oom_score_adj = fileio_read_at(AT_FDCWD, path, num, sizeof num) > 0 ? atoll(num) : -10000;
-    char *limits = read_alloc(pid, "limits", 8192, NULL, &e);
+    char *limits = fileio_read_proc(AT_FDCWD, pid, "limits", 8192, NULL);
     if (limits) g->nlimits = procinfo_parse_limits(limits, g->limits, 20);
     free(limits);
 }
@@ -280,16 +259,15 @@ static void memory_unknown(struct pi_memory *m)
 
 static void collect_memory(int pid, struct proc_info *pi)
 {
-    int e = 0;
     memory_unknown(&pi->memory);
-    char *status = read_alloc(pid, "status", 16384, NULL, &e);
+    char *status = fileio_read_proc(AT_FDCWD, pid, "status", 16384, NULL);
     if (status) procinfo_parse_status(status, NULL, &pi->memory);
-    else set_err(pi->memory_err, sizeof pi->memory_err, "status", e);
+    else set_err(pi->memory_err, sizeof pi->memory_err, "status", errno);
     free(status);
     /* smaps_rollup walks every mapping (milliseconds on a big process): only for the one process asked about. */
-    char *rollup = read_alloc(pid, "smaps_rollup", 8192, NULL, &e);
+    char *rollup = fileio_read_proc(AT_FDCWD, pid, "smaps_rollup", 8192, NULL);
     if (rollup) procinfo_parse_smaps_rollup(rollup, &pi->memory);
-    else set_err(pi->smaps_err, sizeof pi->smaps_err, "smaps_rollup (PSS, USS, swap PSS)", e);
+    else set_err(pi->smaps_err, sizeof pi->smaps_err, "smaps_rollup (PSS, USS, swap PSS)", errno);
     free(rollup);
 }
 
@@ -302,10 +280,9 @@ static int module_cmp(const void *a, const void *b)
 
 static void collect_modules(int pid, struct proc_info *pi)
 {
-    int e = 0;
-    char *maps = read_alloc(pid, "maps", 16 << 20, NULL, &e);
+    char *maps = fileio_read_proc(AT_FDCWD, pid, "maps", 16 << 20, NULL);
     if (!maps) {
-        set_err(pi->modules_err, sizeof pi->modules_err, "maps", e);
+        set_err(pi->modules_err, sizeof pi->modules_err, "maps", errno);
         return;
     }
     size_t cap = 0;
@@ -392,10 +369,7 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
     struct thread_sample *before = calloc(MAX, sizeof *before);
     int nbefore = before && cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX) : 0;
     double t0 = clock_monotonic_seconds();
-    if (nbefore) {
-        struct timespec ts = {(time_t)cpu_sample, (long)((cpu_sample - (double)(time_t)cpu_sample) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
+    if (nbefore) clock_sleep(cpu_sample, NULL);
     double interval = clock_monotonic_seconds() - t0;
     long hz = sysconf(_SC_CLK_TCK);
     char path[64];
@@ -434,11 +408,10 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
 
 static void collect_env(int pid, struct proc_info *pi)
 {
-    int e = 0;
     ssize_t n;
-    char *env = read_alloc(pid, "environ", 1 << 20, &n, &e);
+    char *env = fileio_read_proc(AT_FDCWD, pid, "environ", 1 << 20, &n);
     if (!env) {
-        set_err(pi->env_err, sizeof pi->env_err, "environ", e);
+        set_err(pi->env_err, sizeof pi->env_err, "environ", errno);
         return;
     }
     int count = 0;
@@ -457,11 +430,10 @@ static void collect_env(int pid, struct proc_info *pi)
 
 static void collect_io(int pid, struct proc_info *pi)
 {
-    int e = 0;
     memset(&pi->io, 0xff, sizeof pi->io); /* all -1 */
-    char *io = read_alloc(pid, "io", 4096, NULL, &e);
+    char *io = fileio_read_proc(AT_FDCWD, pid, "io", 4096, NULL);
     if (io) procinfo_parse_io(io, &pi->io);
-    else set_err(pi->io_err, sizeof pi->io_err, "io", e);
+    else set_err(pi->io_err, sizeof pi->io_err, "io", errno);
     free(io);
 }
 

@@ -148,21 +148,6 @@ unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port)
     return 0;
 }
 
-/* Reads /proc/PID/<name> into a malloc'd buffer (NUL-terminated), or NULL. */
-static char *read_proc_file(int procfd, int pid, const char *name, size_t max)
-{
-    char path[64];
-    snprintf(path, sizeof path, "%d/%s", pid, name);
-    char *buf = malloc(max);
-    if (!buf) return NULL;
-    ssize_t n = fileio_read_at(procfd, path, buf, max);
-    if (n < 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* Value of NAME in a NUL-separated environ block, or NULL. */
 static const char *environ_get(const char *env, size_t len, const char *name)
 {
@@ -175,15 +160,9 @@ static const char *environ_get(const char *env, size_t len, const char *name)
 /* The gops config directory as the target resolves it (notes/gops.md: Discovery). */
 static int gops_dir(int procfd, int pid, uid_t uid, char *dir, size_t dirsz)
 {
-    char path[64];
-    snprintf(path, sizeof path, "%d/environ", pid);
-    char *env = malloc(256 * 1024);
+    ssize_t n;
+    char *env = fileio_read_proc(procfd, pid, "environ", 256 * 1024, &n);
     if (!env) return -1;
-    ssize_t n = fileio_read_at(procfd, path, env, 256 * 1024);
-    if (n < 0) {
-        free(env);
-        return -1;
-    }
     const char *v;
     int ok = 1;
     if ((v = environ_get(env, (size_t)n, "GOPS_CONFIG_DIR")) && *v) snprintf(dir, dirsz, "%s", v);
@@ -238,7 +217,7 @@ static int gops_agent_present(int procfd, int pid, uid_t uid)
     if (port == 0 || port > 65535) return 0;
     const char *tables[] = {"net/tcp", "net/tcp6"};
     for (size_t i = 0; i < 2; i++) {
-        char *tcp = read_proc_file(procfd, pid, tables[i], 4 << 20);
+        char *tcp = fileio_read_proc(procfd, pid, tables[i], 4 << 20, NULL);
         unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, port) : 0;
         free(tcp);
         if (inode && process_holds_socket(procfd, pid, inode)) return 1;
@@ -249,7 +228,7 @@ static int gops_agent_present(int procfd, int pid, uid_t uid)
 /* The pid as the target's own namespace sees it: last field of NStgid in status. */
 static int namespace_pid(int procfd, int pid)
 {
-    char *status = read_proc_file(procfd, pid, "status", 16384);
+    char *status = fileio_read_proc(procfd, pid, "status", 16384, NULL);
     int nspid = pid;
     const char *p = status ? strstr(status, "\nNStgid:") : NULL;
     if (p) {
@@ -292,7 +271,7 @@ enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, enum runtime_ki
     }
     enum runtime_kind kind = *elf_kind;
     if (kind == RUNTIME_NATIVE) {
-        char *maps = read_proc_file(procfd, pid, "maps", 8 << 20);
+        char *maps = fileio_read_proc(procfd, pid, "maps", 8 << 20, NULL);
         if (maps && runtime_maps_has_jvm(maps)) kind = RUNTIME_JAVA;
         free(maps);
     }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +41,26 @@ ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz)
     ssize_t r = fileio_pread_all(fd, buf, bufsz);
     close(fd);
     return r;
+}
+
+char *fileio_read_proc(int procfd, int pid, const char *name, size_t max, ssize_t *len)
+{
+    char path[128];
+    if (procfd == AT_FDCWD) snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+    else snprintf(path, sizeof path, "%d/%s", pid, name);
+    char *buf = malloc(max);
+    if (!buf) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    ssize_t n = fileio_read_at(procfd, path, buf, max);
+    if (n < 0) {
+        free(buf);
+        errno = (int)-n;
+        return NULL;
+    }
+    if (len) *len = n;
+    return buf;
 }
 
 int fileio_mkdirs(const char *path, mode_t mode)

@@ -15,6 +15,10 @@ ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz);
  * generate the whole text again just to report EOF, doubling the cost of a refresh. */
 ssize_t fileio_pread_once(int fd, char *buf, size_t bufsz);
 
+/* Reads /proc/PID/<name> into a malloc'd, NUL-terminated buffer of at most max bytes. procfd: an open descriptor of
+ * /proc, or AT_FDCWD. Returns NULL with errno set when it cannot be read; *len (if not NULL) gets the length. */
+char *fileio_read_proc(int procfd, int pid, const char *name, size_t max, ssize_t *len);
+
 /* Writes data to path atomically: a temporary file in the same directory, fsync, rename. Returns 0 or -errno
  * with a one-line reason in err. */
 int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err, size_t errlen);
