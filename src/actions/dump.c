@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -373,15 +372,8 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
         goto out;
     }
 
-    /* Stopped: registers, then memory. Highest nice priority where allowed, as for stacks. */
-    pid_t self = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int old_nice = getpriority(PRIO_PROCESS, (id_t)self);
-    int boosted = errno == 0 && setpriority(PRIO_PROCESS, (id_t)self, -20) == 0;
-    if ((rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen)) < 0) {
-        if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
-        goto out;
-    }
+    /* Stopped: registers, then memory. */
+    if ((rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen)) < 0) goto out;
     stopped = 1;
     if (c.mem_fd < 0) c.mem_fd = open_proc(pid, "mem"); /* may need the attachment */
     threads = calloc((size_t)s.n, sizeof *threads);
@@ -430,7 +422,6 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     int wrc = finish_writes(&c);
     if (rc == 0) rc = wrc;
     ptrace_session_detach(&s, 0.5);
-    if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
     r->stopped_ms = ptrace_session_stopped_ms(&s);
     if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
     else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,6 +230,10 @@ int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const
     s->pid = pid;
     int rc = ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    s->old_nice = getpriority(PRIO_PROCESS, (id_t)self);
+    s->boosted = errno == 0 && setpriority(PRIO_PROCESS, (id_t)self, -20) == 0;
     double deadline = clock_monotonic_seconds() + timeout;
     /* Threads created by a thread we had not stopped yet are found by scanning again, until a scan after all
      * stops finds nothing new: then no thread is left running to create another. */
@@ -271,6 +277,10 @@ void ptrace_session_detach(struct ptrace_session *s, double linger)
         if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig) == 0 || errno == ESRCH) t->gone = 1;
     }
     s->stop_end = clock_monotonic_seconds();
+    if (s->boosted) { /* the target runs again: back to the caller's priority */
+        setpriority(PRIO_PROCESS, (id_t)(pid_t)syscall(SYS_gettid), s->old_nice);
+        s->boosted = 0;
+    }
     /* A thread seized but not yet stopped cannot be detached until it stops; give it a moment. An exiting one is
      * waited for, so that its parent, not diagtop, gets to reap it. */
     double deadline = s->stop_end + linger;

@@ -25,13 +25,15 @@ struct ptrace_session {
     double stop_begin;      /* monotonic seconds: first PTRACE_INTERRUPT */
     double stop_end;        /* last detach */
     int detached;
+    int boosted, old_nice; /* the calling thread's nice value, raised while the target is stopped */
 };
 
 /* Checks the target can be stopped (exists, not a zombie, not a kernel thread, not already traced) and says why
  * not in err. Returns 0 or -errno. Cheap; nothing is attached. */
 int ptrace_session_check(int pid, char *err, size_t errlen);
 
-/* Stops every thread of pid within timeout seconds. cancel, when set by a signal handler or another thread,
+/* Stops every thread of pid within timeout seconds. While the target is stopped the calling thread runs at nice
+ * -20 where allowed (CAP_SYS_NICE), so that the threads it wakes do not preempt it; detach gives it back. cancel, when set by a signal handler or another thread,
  * aborts (detaching). On failure everything already attached is detached and -errno returned with a reason. */
 int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
                         char *err, size_t errlen);

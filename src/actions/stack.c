@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,15 +111,8 @@ static int capture_stopped(int pid, const struct stack_options *o, struct unwind
                            char *err, size_t errlen)
 {
     struct ptrace_session s;
-    /* While the target is stopped, the threads we wake must not preempt us: run this thread at the highest nice
-     * priority where allowed (CAP_SYS_NICE), and give it back afterwards. */
-    pid_t self = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int old_nice = getpriority(PRIO_PROCESS, (id_t)self);
-    int boosted = errno == 0 && setpriority(PRIO_PROCESS, (id_t)self, -20) == 0;
     int rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen);
     if (rc < 0) {
-        if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
         ptrace_session_free(&s);
         return rc;
     }
@@ -135,7 +126,6 @@ static int capture_stopped(int pid, const struct stack_options *o, struct unwind
         t->npcs = unwinder_thread(uw, t->tid, t->pcs, STACK_MAX_FRAMES, t->error, sizeof t->error);
     }
     ptrace_session_detach(&s, 0.5);
-    if (boosted) setpriority(PRIO_PROCESS, (id_t)self, old_nice);
     out->stopped_ms = ptrace_session_stopped_ms(&s);
     out->target_was_stopped = s.was_stopped;
     ptrace_session_free(&s);

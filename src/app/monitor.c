@@ -44,7 +44,7 @@ int monitor_refresh(struct monitor *m, const struct procview_opts *o, char *err,
 {
     int rc = systotals_refresh(m->sys, err, errlen);
     if (rc < 0) return rc;
-    rc = proctable_refresh(m->table, o->show_threads, 0, err, errlen);
+    rc = proctable_refresh(m->table, o->show_threads, err, errlen);
     if (rc < 0) return rc;
     m->counts = proctable_counts(m->table);
     rc = monitor_rebuild(m, o);

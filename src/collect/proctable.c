@@ -402,7 +402,7 @@ static unsigned long long read_mem_total(int procfd)
     return sscanf(buf, "MemTotal: %llu kB", &kib) == 1 ? kib * 1024ULL : 0;
 }
 
-int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all, char *err, size_t errlen)
+int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t errlen)
 {
     double now = clock_monotonic_seconds();
     int first = t->gen == 0;
@@ -433,7 +433,6 @@ int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all,
     sweep(t);
     t->interval = first ? 0 : now - t->last_time;
     t->last_time = now;
-    if (needs_all) proctable_fill(t, t->rows, t->nrows, needs_all);
     return 0;
 }
 

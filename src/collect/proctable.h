@@ -51,9 +51,9 @@ struct proctable;
 struct proctable *proctable_new(void);
 void proctable_free(struct proctable *t);
 
-/* Re-samples every process (and threads when with_threads). needs_all: extra fields wanted for every row (e.g.
- * the sort column's or the filter's). Returns 0 or -errno with a reason (no process readable at all). */
-int proctable_refresh(struct proctable *t, int with_threads, unsigned needs_all, char *err, size_t errlen);
+/* Re-samples every process (and threads when with_threads) from /proc/PID/stat; costlier fields come through
+ * proctable_fill. Returns 0 or -errno with a reason (/proc cannot be listed). */
+int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t errlen);
 
 /* Fills the extra fields in needs for the given rows only (the rows on screen). */
 void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsigned needs);
