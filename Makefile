@@ -11,7 +11,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(CFLAGS)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/ui/*.c src/app/*.c))
+SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/model/*.c src/ui/*.c src/app/*.c))
 LIB_SRC := $(filter-out src/app/main.c,$(SRC))
 OBJ := $(SRC:%.c=build/obj/%.o)
 ASAN_OBJ := $(SRC:%.c=build/asan/obj/%.o)

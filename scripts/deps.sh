@@ -1,13 +1,20 @@
 #!/bin/sh
 # Installs the Debian packages diagtop needs to build (and, with --test, to run its tests).
 # As root it runs apt-get; otherwise it prints the exact command and fails, so nothing is installed behind a user's back.
+# apt's own output goes to a log that is shown only when the installation fails.
 set -eu
 
 build_pkgs="gcc make pkg-config libproc2-dev libncurses-dev libcjson-dev libunwind-dev libdw-dev libelf-dev"
-test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 golang-go openjdk-17-jdk-headless"
+# The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
+# for names inside libc, g++ for a C++ target, Go and a JDK for runtime targets.
+test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 g++ binutils golang-go openjdk-17-jdk-headless"
 
 pkgs=$build_pkgs
-[ "${1:-}" = "--test" ] && pkgs="$build_pkgs $test_pkgs"
+why="to build diagtop"
+if [ "${1:-}" = "--test" ]; then
+    pkgs="$build_pkgs $test_pkgs"
+    why="to build diagtop and run its tests"
+fi
 
 missing=""
 for p in $pkgs; do
@@ -20,11 +27,19 @@ done
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-    echo "diagtop needs these Debian packages:$missing" >&2
+    echo "diagtop needs these Debian packages $why:$missing" >&2
     echo "run as root:  apt-get update && apt-get install -y$missing" >&2
     exit 1
 fi
-echo "installing:$missing" >&2
+echo "installing$missing ($why)" >&2
+log=$(mktemp /tmp/diagtop-apt.XXXXXX)
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2 || true
-apt-get install -y -qq $missing >&2
+apt-get update -qq >"$log" 2>&1 || true
+if ! apt-get install -y -qq $missing >>"$log" 2>&1; then
+    echo "apt-get install failed:" >&2
+    cat "$log" >&2
+    rm -f "$log"
+    exit 1
+fi
+rm -f "$log"
+echo "installed$missing" >&2

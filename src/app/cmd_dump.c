@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "../actions/dump.h"
+#include "../actions/dump_path.h"
 #include "../render/json_util.h"
 #include "../util/clock.h"
 #include "../util/fileio.h"
 #include "../util/quit_signals.h"
 #include "../util/text.h"
-#include "settings.h"
+#include "config_file.h"
 
 static const char dump_usage[] =
     "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [-t TID] [--filter MASK] [--full] [--json]\n"
@@ -31,36 +32,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     dump_cancel = 1;
-}
-
-int dump_directory(const char *option, char *buf, size_t bufsz, char *err, size_t errlen)
-{
-    const char *env = getenv("DIAGTOP_DUMP_DIR");
-    if (option || (env && *env)) {
-        snprintf(buf, bufsz, "%s", option ? option : env);
-        return 0;
-    }
-    struct settings s;
-    char path[4096], ignored[256];
-    settings_defaults(&s);
-    if (settings_path(path, sizeof path) == 0) settings_load(&s, path, ignored, sizeof ignored);
-    if (s.dump_dir[0]) {
-        snprintf(buf, bufsz, "%s", s.dump_dir);
-        return 0;
-    }
-    if (access(".", W_OK) == 0 && getcwd(buf, bufsz)) return 0;
-    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if (state && *state == '/') snprintf(buf, bufsz, "%s/diagtop/dumps", state);
-    else if (home && *home) snprintf(buf, bufsz, "%s/.local/state/diagtop/dumps", home);
-    else {
-        snprintf(err, errlen, "no writable dump directory: use --dump-dir");
-        return -1;
-    }
-    if (fileio_mkdirs(buf, 0700) < 0) {
-        snprintf(err, errlen, "cannot create %s", buf);
-        return -1;
-    }
-    return 0;
 }
 
 struct progress_state {
@@ -136,7 +107,11 @@ int cmd_dump(int argc, char **argv)
     if (output) {
         snprintf(path, sizeof path, "%s", output);
     } else {
-        if (dump_directory(dir_opt, dir, sizeof dir, err, sizeof err) < 0) {
+        struct settings s;
+        char config[4096], ignored[256];
+        settings_defaults(&s);
+        if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+        if (dump_directory(dir_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
             fprintf(stderr, "diagtop dump: %s\n", err);
             return 1;
         }

@@ -11,8 +11,8 @@
 #include "cmd_dump.h"
 #include "cmd_info.h"
 #include "cmd_stack.h"
+#include "config_file.h"
 #include "options.h"
-#include "settings.h"
 
 #ifndef DIAGTOP_VERSION
 #define DIAGTOP_VERSION "0.1.0"
@@ -36,6 +36,14 @@ static int view_options(const struct options *o, const struct settings *s, struc
         vo->user_set = 1;
     }
     return 0;
+}
+
+/* Where the monitor persists its settings (the TUI only calls back). */
+static char config_path[4096];
+
+static int save_settings(const struct settings *s, char *err, size_t errlen)
+{
+    return config_file_save(s, config_path, err, errlen);
 }
 
 /* Subcommands: each parses its own options. */
@@ -73,8 +81,7 @@ int main(int argc, char **argv)
 
     struct settings s;
     settings_defaults(&s);
-    char path[4096] = "";
-    if (settings_path(path, sizeof path) == 0 && settings_load(&s, path, err, sizeof err) != 0)
+    if (config_file_path(config_path, sizeof config_path) == 0 && config_file_load(&s, config_path, err, sizeof err) != 0)
         fprintf(stderr, "diagtop: %s\n", err);
     options_apply(&o, &s);
 
@@ -86,6 +93,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "diagtop: not a terminal; use -b for batch output (or --json)\n");
         return 2;
     }
-    struct tui_config tc = {&s, &vo, path[0] ? path : NULL, o.no_color || (getenv("NO_COLOR") && *getenv("NO_COLOR"))};
+    struct tui_config tc = {&s, &vo, config_path[0] ? save_settings : NULL,
+                            o.no_color || (getenv("NO_COLOR") && *getenv("NO_COLOR"))};
     return tui_run(&tc);
 }

@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "../actions/dump.h"
-#include "../app/cmd_dump.h"
-#include "../app/job.h"
+#include "../actions/dump_path.h"
+#include "../collect/proctable.h"
 #include "../util/clock.h"
+#include "../util/job.h"
+#include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
 
@@ -38,9 +40,9 @@ static void run(struct job *j)
     dp->rc = dump_write(dp->pid, &dp->opts, &dp->result, dp->err, sizeof dp->err);
 }
 
-static void progress_text(const struct tui *t, char *buf, size_t n)
+static void progress(const struct pane *p, char *buf, size_t n)
 {
-    const struct dump_pane *dp = t->dump;
+    const struct dump_pane *dp = p->state;
     double el = clock_monotonic_seconds() - dp->started;
     double rate = el > 0 ? (double)dp->done / el : 0;
     double left = rate > 0 && dp->total > dp->done ? (double)(dp->total - dp->done) / rate : 0;
@@ -53,9 +55,9 @@ static void progress_text(const struct tui *t, char *buf, size_t n)
              dp->done / 1048576.0, dp->total / 1048576.0, rate / 1e6, left);
 }
 
-static void render(struct tui *t)
+static void render(struct pane *p)
 {
-    struct dump_pane *dp = t->dump;
+    struct dump_pane *dp = p->state;
     struct text_lines tl = {0};
     if (dp->rc < 0) {
         text_lines_add(&tl, "No dump: %s", dp->err);
@@ -72,85 +74,98 @@ static void render(struct tui *t)
         text_lines_add(&tl, "%s", "");
         text_lines_add(&tl, "Open it with:  gdb /proc/%d/exe %s   (or: eu-stack --core %s)", dp->pid, r->path, r->path);
     }
-    pane_set_lines(t, &tl);
+    pane_set_lines(p, &tl);
 }
 
-static void cancel(struct tui *t)
+static void cancel(struct tui *t, struct pane *p)
 {
-    struct dump_pane *dp = t->dump;
-    if (dp && dp->job.running) job_cancel(&dp->job, 5.0);
+    (void)t;
+    struct dump_pane *dp = p->state;
+    if (dp->job.running) job_cancel(&dp->job, 5.0);
 }
 
-static const struct pane_owner dump_owner = {NULL, NULL, NULL, cancel, NULL, NULL, progress_text};
-
-int dump_pane_prepare(struct tui *t, int pid, char *question, size_t qsz)
+/* After "y": the pane comes to the front and the dump starts. */
+static unsigned start(struct tui *t, void *arg)
 {
-    if (t->dump && t->dump->job.running) {
-        snprintf(question, qsz, "a dump is already being written");
-        return -1;
-    }
-    if (!t->dump && !(t->dump = calloc(1, sizeof *t->dump))) return -1;
-    struct dump_pane *dp = t->dump;
-    dp->pid = pid;
-    dump_options_default(&dp->opts);
-    char dir[4096], err[256];
-    if (dump_directory(NULL, dir, sizeof dir, err, sizeof err) < 0) {
-        snprintf(question, qsz, "%s", err);
-        return -1;
-    }
-    dump_default_name(pid, dir, dp->path, sizeof dp->path);
-    unsigned long long bytes = 0;
-    if (dump_estimate(pid, &dp->opts, &bytes, err, sizeof err) < 0) {
-        snprintf(question, qsz, "%s", err);
-        return -1;
-    }
-    snprintf(question, qsz, "Dump %d to %.200s (up to %.0f MiB, stops it meanwhile)? [y/N] ", pid, dp->path,
-             bytes / 1048576.0);
-    return 0;
-}
-
-unsigned dump_pane_start(struct tui *t)
-{
-    struct dump_pane *dp = t->dump;
-    if (!dp) return EFFECT_NONE;
-    char title[160];
-    snprintf(title, sizeof title, "Dump of %d", dp->pid);
-    pane_open(t, &dump_owner, title, "");
+    struct pane *p = arg;
+    struct dump_pane *dp = p->state;
+    pane_set_title(p, "Dump of %d", dp->pid);
+    pane_show(t, p);
     dp->opts.path = dp->path;
     dp->opts.progress = on_progress;
     dp->opts.progress_arg = dp;
     dp->done = dp->total = 0;
     dp->started = clock_monotonic_seconds();
-    t->pane.busy_since = dp->started;
-    pane_set_busy(t, "Dumping...");
+    pane_set_busy(p, "Dumping...", dp->started);
     if (job_start(&dp->job, run, dp) < 0) {
         dp->rc = -1;
         snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
-        render(t);
+        render(p);
     }
     return EFFECT_NONE;
 }
 
-void dump_pane_done(struct tui *t)
+/* D: asks first, naming the file and the estimated size. */
+static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
-    struct dump_pane *dp = t->dump;
-    if (!dp || !dp->job.running) return;
+    struct dump_pane *dp = p->state;
+    if (row->is_kernel) {
+        tui_set_status(t, 1, "a kernel thread has no memory to dump");
+        return PANE_REFUSED;
+    }
+    if (dp->job.running) {
+        tui_set_status(t, 1, "a dump is already being written");
+        return PANE_REFUSED;
+    }
+    dp->pid = row->tgid;
+    dump_options_default(&dp->opts);
+    char dir[4096], err[256];
+    if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+        tui_set_status(t, 1, "%s", err);
+        return PANE_REFUSED;
+    }
+    dump_default_name(dp->pid, dir, dp->path, sizeof dp->path);
+    unsigned long long bytes = 0;
+    if (dump_estimate(dp->pid, &dp->opts, &bytes, err, sizeof err) < 0) {
+        tui_set_status(t, 1, "%s", err);
+        return PANE_REFUSED;
+    }
+    char question[512];
+    snprintf(question, sizeof question, "Dump %d to %.200s (up to %.0f MiB, stops it meanwhile)? [y/N] ", dp->pid,
+             dp->path, bytes / 1048576.0);
+    keymap_confirm(t, question, start, p, "no dump written");
+    return PANE_PENDING;
+}
+
+static int fd(const struct pane *p)
+{
+    const struct dump_pane *dp = p->state;
+    return dp->job.running ? dp->job.done_fd : -1;
+}
+
+static void ready(struct tui *t, struct pane *p)
+{
+    struct dump_pane *dp = p->state;
     job_finish(&dp->job);
-    if (t->pane.open && t->pane.owner == &dump_owner) render(t);
+    if (t->panes.front == p) render(p);
     tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : "core written to %s",
                    dp->rc < 0 ? dp->err : dp->result.path);
 }
 
-int dump_pane_fd(const struct tui *t) { return t->dump && t->dump->job.running ? t->dump->job.done_fd : -1; }
-
-void dump_pane_shutdown(struct tui *t)
+/* A dump still running after cancel's 5 s is left: exiting stops it; its temporary file may remain. */
+static int destroy(struct pane *p)
 {
-    struct dump_pane *dp = t->dump;
-    if (!dp) return;
-    if (dp->job.running && job_cancel(&dp->job, 5.0) < 0) {
-        t->dump = NULL; /* still running: exiting detaches; its partial file may remain */
-        return;
-    }
-    free(dp);
-    t->dump = NULL;
+    const struct dump_pane *dp = p->state;
+    return dp->job.running ? -1 : 0;
 }
+
+const struct pane_class dump_pane_class = {
+    .name = "dump",
+    .state_size = sizeof(struct dump_pane),
+    .open = open_pane,
+    .fd = fd,
+    .ready = ready,
+    .progress = progress,
+    .cancel = cancel,
+    .destroy = destroy,
+};

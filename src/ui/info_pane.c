@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../collect/procinfo.h"
+#include "../collect/proctable.h"
 #include "../render/procinfo_text.h"
 #include "../util/clock.h"
 #include "keymap.h"
@@ -72,18 +73,18 @@ static void sparkline(const struct info_pane *ip, int ascii, char *out, size_t n
     }
 }
 
-static void render(struct tui *t)
+static void render(struct tui *t, struct pane *p)
 {
-    struct info_pane *ip = t->info;
+    struct info_pane *ip = p->state;
     struct text_lines tl = {0};
-    char *title = t->pane.title;
-    size_t cap = sizeof t->pane.title;
+    char *title = p->title;
+    size_t cap = sizeof p->title;
     size_t off = (size_t)snprintf(title, cap, "Process %d  ", ip->pid);
     for (int i = 0; i < TABS && off < cap; i++)
         off += (size_t)snprintf(title + off, cap - off, i == ip->tab ? "[%d %s] " : " %d %s  ", i + 1, tab_titles[i]);
     if (!ip->have_info) {
         text_lines_add(&tl, "%s", ip->err);
-        pane_set_lines(t, &tl);
+        pane_set_lines(p, &tl);
         return;
     }
     enum procinfo_section s = (enum procinfo_section)(1 << ip->tab);
@@ -105,13 +106,12 @@ static void render(struct tui *t)
     if (s == PI_ENV)
         text_lines_add(&tl, "(m: %s secret values   \\: filter%s%s)", ip->show_secrets ? "mask" : "show",
                        ip->env_filter[0] ? " = " : "", ip->env_filter);
-    pane_set_lines(t, &tl);
+    pane_set_lines(p, &tl);
 }
 
 /* Reads the process again (cheap: /proc only; smaps_rollup for this one process). */
-static void collect(struct tui *t)
+static void collect(struct info_pane *ip)
 {
-    struct info_pane *ip = t->info;
     procinfo_free(&ip->info);
     ip->have_info = procinfo_collect(ip->pid, PI_ALL, 0, &ip->info, ip->err, sizeof ip->err) == 0;
     if (!ip->have_info) return;
@@ -128,62 +128,80 @@ static void collect(struct tui *t)
     }
 }
 
-static void tick(struct tui *t)
+static void tick(struct tui *t, struct pane *p)
 {
-    collect(t);
-    render(t);
+    collect(p->state);
+    render(t, p);
 }
 
-static unsigned recapture(struct tui *t)
+static unsigned reload(struct tui *t, struct pane *p)
 {
-    tick(t);
+    tick(t, p);
     return EFFECT_NONE;
 }
 
-static unsigned key(struct tui *t, int k)
+static unsigned key(struct tui *t, struct pane *p, int k)
 {
-    struct info_pane *ip = t->info;
+    struct info_pane *ip = p->state;
     if (k >= '1' && k <= '0' + TABS) ip->tab = k - '1';
     else if (k == (KEY_FUNC_FLAG | KEY_RIGHT) || k == '\t') ip->tab = (ip->tab + 1) % TABS;
     else if (k == (KEY_FUNC_FLAG | KEY_LEFT)) ip->tab = (ip->tab + TABS - 1) % TABS;
     else if (k == 'm') ip->show_secrets = !ip->show_secrets;
     else if (k == '\\') {
         ip->tab = 5;
-        pane_start_filter(t, ip->env_filter);
-    } else return ~0u;
-    t->pane.top = 0;
-    render(t);
+        pane_start_filter(p, ip->env_filter);
+    } else return PANE_KEY_UNHANDLED;
+    p->top = 0;
+    render(t, p);
     return EFFECT_NONE;
 }
 
-static void env_filter_changed(struct tui *t, const char *text)
+static void env_filter_changed(struct tui *t, struct pane *p, const char *text)
 {
-    snprintf(t->info->env_filter, sizeof t->info->env_filter, "%s", text);
-    render(t);
+    struct info_pane *ip = p->state;
+    snprintf(ip->env_filter, sizeof ip->env_filter, "%s", text);
+    render(t, p);
 }
 
-static const struct pane_owner info_owner = {"1-7/Left/Right tabs  m secrets  \\ filter env", recapture, key,
-                                             info_pane_shutdown, tick, env_filter_changed, NULL};
-
-unsigned info_pane_open(struct tui *t, int pid)
+/* What was read of the previous process is dropped; a new opening starts from scratch. */
+static void forget(struct info_pane *ip)
 {
-    if (t->pane.open) pane_close(t); /* before t->info is replaced: closing frees the previous one */
-    t->info = calloc(1, sizeof *t->info);
-    if (!t->info) return EFFECT_NONE;
-    t->info->pid = pid;
-    char title[64], save[96];
-    snprintf(title, sizeof title, "Process %d", pid);
-    snprintf(save, sizeof save, "info.%d.txt", pid);
-    pane_open(t, &info_owner, title, save);
-    tick(t);
-    return EFFECT_NONE;
+    procinfo_free(&ip->info);
+    free(ip->prev);
+    memset(ip, 0, sizeof *ip);
 }
 
-void info_pane_shutdown(struct tui *t)
+static void cancel(struct tui *t, struct pane *p)
 {
-    if (!t->info) return;
-    procinfo_free(&t->info->info);
-    free(t->info->prev);
-    free(t->info);
-    t->info = NULL;
+    (void)t;
+    forget(p->state);
 }
+
+static int destroy(struct pane *p)
+{
+    forget(p->state);
+    return 0;
+}
+
+static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
+{
+    struct info_pane *ip = p->state;
+    forget(ip);
+    ip->pid = row->tgid;
+    snprintf(p->save_name, sizeof p->save_name, "info.%d.txt", ip->pid);
+    tick(t, p);
+    return PANE_SHOWN;
+}
+
+const struct pane_class info_pane_class = {
+    .name = "details",
+    .keys_help = "1-7/Left/Right tabs  m secrets  \\ filter env",
+    .state_size = sizeof(struct info_pane),
+    .open = open_pane,
+    .key = key,
+    .reload = reload,
+    .tick = tick,
+    .filter = env_filter_changed,
+    .cancel = cancel,
+    .destroy = destroy,
+};

@@ -2,8 +2,7 @@
  * Environment, I/O), read again at every refresh of the table, with an RSS sparkline since the pane opened. */
 #ifndef DIAGTOP_INFO_PANE_H
 #define DIAGTOP_INFO_PANE_H
-struct tui;
+#include "pane.h"
 
-unsigned info_pane_open(struct tui *t, int pid);
-void info_pane_shutdown(struct tui *t);
+extern const struct pane_class info_pane_class;
 #endif

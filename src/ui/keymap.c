@@ -10,6 +10,7 @@
 #include "../util/text.h"
 #include "dump_pane.h"
 #include "info_pane.h"
+#include "pane.h"
 #include "stack_pane.h"
 
 #define F(k) (KEY_FUNC_FLAG | (k))
@@ -118,6 +119,15 @@ static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label,
     snprintf(t->prompt.label, sizeof t->prompt.label, "%s", label);
     snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial ? initial : "");
     t->mode = MODE_PROMPT;
+}
+
+void keymap_confirm(struct tui *t, const char *question, unsigned (*on_yes)(struct tui *t, void *arg), void *arg,
+                    const char *no_message)
+{
+    prompt_open(t, PROMPT_CONFIRM, question, "");
+    t->prompt.on_yes = on_yes;
+    t->prompt.on_yes_arg = arg;
+    snprintf(t->prompt.no_message, sizeof t->prompt.no_message, "%s", no_message);
 }
 
 static unsigned key_search(struct tui *t, int key)
@@ -287,6 +297,13 @@ static void send_signal_now(struct tui *t, int sig)
     if (ok) t->ntags = 0;
 }
 
+static unsigned confirm_signal(struct tui *t, void *arg)
+{
+    (void)arg;
+    send_signal_now(t, t->pending_signal);
+    return EFFECT_RESAMPLE;
+}
+
 static unsigned renice(struct tui *t, int delta)
 {
     char err[256] = "";
@@ -348,39 +365,6 @@ static unsigned key_redraw(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
-static unsigned key_stack(struct tui *t, int key)
-{
-    (void)key;
-    struct proc_row *r = selected_row(t);
-    if (!r) return EFFECT_NONE;
-    if (r->is_kernel) {
-        tui_set_status(t, 1, "%d is a kernel thread: it has no user-space stack", r->pid);
-        return EFFECT_NONE;
-    }
-    return stack_pane_open(t, r->tgid);
-}
-
-static unsigned key_details(struct tui *t, int key)
-{
-    (void)key;
-    struct proc_row *r = selected_row(t);
-    return r ? info_pane_open(t, r->tgid) : EFFECT_NONE;
-}
-
-static unsigned key_dump(struct tui *t, int key)
-{
-    (void)key;
-    struct proc_row *r = selected_row(t);
-    if (!r) return EFFECT_NONE;
-    char question[512];
-    if (r->is_kernel || dump_pane_prepare(t, r->tgid, question, sizeof question) < 0) {
-        tui_set_status(t, 1, "%s", r->is_kernel ? "a kernel thread has no memory to dump" : question);
-        return EFFECT_NONE;
-    }
-    prompt_open(t, PROMPT_CONFIRM_DUMP, question, "");
-    return EFFECT_NONE;
-}
-
 static unsigned key_not_yet(struct tui *t, int key)
 {
     const char *what = key == 'G' ? "GC request" : key == 'C' ? "CPU profile" : "heap summary (allocations)";
@@ -389,50 +373,61 @@ static unsigned key_not_yet(struct tui *t, int key)
 }
 
 const struct key_binding keymap_table[] = {
-    {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move},
-    {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move},
-    {{F(KEY_HOME), F(KEY_END)}, "Home End", "first / last row", key_move},
-    {{F(KEY_LEFT), F(KEY_RIGHT)}, "Left Right", "scroll long command lines sideways", key_hscroll},
-    {{'P'}, "P", "sort by CPU%", key_sort_cpu},
-    {{'M'}, "M", "sort by memory (RES)", key_sort_mem},
-    {{'T'}, "T", "sort by CPU time", key_sort_time},
-    {{'N'}, "N", "sort by PID", key_sort_pid},
-    {{F(KEY_F(6))}, "F6", "choose the sort column", key_sort_menu},
-    {{'<', '>'}, "< >", "sort by the previous / next column", key_sort_step},
-    {{'I'}, "I", "invert the sort order", key_invert},
-    {{F(KEY_F(3)), '/'}, "F3 /", "search (incremental; F3 or Down for the next match)", key_search},
-    {{F(KEY_F(4)), '\\'}, "F4 \\", "filter rows by command (Esc in the prompt clears it)", key_filter},
-    {{'u'}, "u", "show one user's processes", key_user_menu},
-    {{F(KEY_F(5)), 't'}, "F5 t", "tree view", key_tree},
-    {{'H'}, "H", "show / hide threads", key_threads},
-    {{' '}, "Space", "tag the process (signals and nice apply to tagged ones)", key_tag},
-    {{'U'}, "U", "untag all", key_untag_all},
-    {{F(KEY_F(9)), 'k'}, "F9 k", "send a signal (default SIGTERM, asks to confirm)", key_signal_menu},
-    {{F(KEY_F(7)), ']'}, "F7 ]", "nice - (higher priority; needs privilege)", key_nice_minus},
-    {{F(KEY_F(8)), '['}, "F8 [", "nice + (lower priority)", key_nice_plus},
-    {{F(KEY_F(2))}, "F2", "choose and order the columns", key_columns},
-    {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay},
-    {{'Z'}, "Z", "pause / resume updates", key_pause},
-    {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O", key_details},
-    {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", key_stack},
-    {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", key_dump},
-    {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet},
-    {{'C'}, "C", "CPU profile (not available yet)", key_not_yet},
-    {{'A'}, "A", "heap summary by type/site (not available yet)", key_not_yet},
-    {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw},
-    {{F(KEY_F(1)), '?', 'h'}, "F1 ? h", "this help", key_help},
-    {{F(KEY_F(10)), 'q'}, "F10 q", "quit", key_quit},
+    {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move, NULL},
+    {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move, NULL},
+    {{F(KEY_HOME), F(KEY_END)}, "Home End", "first / last row", key_move, NULL},
+    {{F(KEY_LEFT), F(KEY_RIGHT)}, "Left Right", "scroll long command lines sideways", key_hscroll, NULL},
+    {{'P'}, "P", "sort by CPU%", key_sort_cpu, NULL},
+    {{'M'}, "M", "sort by memory (RES)", key_sort_mem, NULL},
+    {{'T'}, "T", "sort by CPU time", key_sort_time, NULL},
+    {{'N'}, "N", "sort by PID", key_sort_pid, NULL},
+    {{F(KEY_F(6))}, "F6", "choose the sort column", key_sort_menu, NULL},
+    {{'<', '>'}, "< >", "sort by the previous / next column", key_sort_step, NULL},
+    {{'I'}, "I", "invert the sort order", key_invert, NULL},
+    {{F(KEY_F(3)), '/'}, "F3 /", "search (incremental; F3 or Down for the next match)", key_search, NULL},
+    {{F(KEY_F(4)), '\\'}, "F4 \\", "filter rows by command (Esc in the prompt clears it)", key_filter, NULL},
+    {{'u'}, "u", "show one user's processes", key_user_menu, NULL},
+    {{F(KEY_F(5)), 't'}, "F5 t", "tree view", key_tree, NULL},
+    {{'H'}, "H", "show / hide threads", key_threads, NULL},
+    {{' '}, "Space", "tag the process (signals and nice apply to tagged ones)", key_tag, NULL},
+    {{'U'}, "U", "untag all", key_untag_all, NULL},
+    {{F(KEY_F(9)), 'k'}, "F9 k", "send a signal (default SIGTERM, asks to confirm)", key_signal_menu, NULL},
+    {{F(KEY_F(7)), ']'}, "F7 ]", "nice - (higher priority; needs privilege)", key_nice_minus, NULL},
+    {{F(KEY_F(8)), '['}, "F8 [", "nice + (lower priority)", key_nice_plus, NULL},
+    {{F(KEY_F(2))}, "F2", "choose and order the columns", key_columns, NULL},
+    {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay, NULL},
+    {{'Z'}, "Z", "pause / resume updates", key_pause, NULL},
+    {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O", NULL,
+     &info_pane_class},
+    {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", NULL,
+     &stack_pane_class},
+    {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", NULL, &dump_pane_class},
+    {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet, NULL},
+    {{'C'}, "C", "CPU profile (not available yet)", key_not_yet, NULL},
+    {{'A'}, "A", "heap summary by type/site (not available yet)", key_not_yet, NULL},
+    {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw, NULL},
+    {{F(KEY_F(1)), '?', 'h'}, "F1 ? h", "this help", key_help, NULL},
+    {{F(KEY_F(10)), 'q'}, "F10 q", "quit", key_quit, NULL},
 };
 const int keymap_count = (int)(sizeof keymap_table / sizeof keymap_table[0]);
 
 /* ---- modes ---- */
 
+/* A key that opens a pane applies to the selected row. */
+static unsigned open_pane(struct tui *t, const struct pane_class *cls)
+{
+    struct proc_row *r = selected_row(t);
+    return r ? pane_open(t, cls, r) : EFFECT_NONE;
+}
+
 static unsigned dispatch_table(struct tui *t, int key)
 {
     if (key == F(KEY_ENTER)) key = '\n';
-    for (int i = 0; i < keymap_count; i++)
-        for (int k = 0; k < KEYMAP_MAX_KEYS && keymap_table[i].keys[k]; k++)
-            if (keymap_table[i].keys[k] == key) return keymap_table[i].handler(t, key);
+    for (int i = 0; i < keymap_count; i++) {
+        const struct key_binding *b = &keymap_table[i];
+        for (int k = 0; k < KEYMAP_MAX_KEYS && b->keys[k]; k++)
+            if (b->keys[k] == key) return b->pane ? open_pane(t, b->pane) : b->handler(t, key);
+    }
     return EFFECT_NONE;
 }
 
@@ -460,7 +455,7 @@ static unsigned menu_choose(struct tui *t)
             snprintf(label, sizeof label, "Send SIG%s to %d (%s)? [y/N] ", sigabbrev_np((int)v), r ? r->pid : 0, name);
         }
         t->pending_signal = (int)v;
-        prompt_open(t, PROMPT_CONFIRM_SIGNAL, label, "");
+        keymap_confirm(t, label, confirm_signal, NULL, "no signal sent");
         return EFFECT_NONE;
     }
     case MENU_COLUMNS: return EFFECT_NONE;
@@ -571,19 +566,10 @@ static unsigned prompt_accept(struct tui *t)
 static unsigned prompt_key(struct tui *t, int key)
 {
     struct prompt *p = &t->prompt;
-    if (p->kind == PROMPT_CONFIRM_DUMP) {
+    if (p->kind == PROMPT_CONFIRM) {
         t->mode = MODE_TABLE;
-        if (key == 'y' || key == 'Y') return dump_pane_start(t);
-        tui_set_status(t, 0, "no dump written");
-        return EFFECT_NONE;
-    }
-    if (p->kind == PROMPT_CONFIRM_SIGNAL) {
-        t->mode = MODE_TABLE;
-        if (key == 'y' || key == 'Y') {
-            send_signal_now(t, t->pending_signal);
-            return EFFECT_RESAMPLE;
-        }
-        tui_set_status(t, 0, "no signal sent");
+        if (key == 'y' || key == 'Y') return p->on_yes(t, p->on_yes_arg);
+        tui_set_status(t, 0, "%s", p->no_message);
         return EFFECT_NONE;
     }
     size_t len = strlen(p->text);

@@ -2,6 +2,7 @@
  * menus and prompts. The help screen is generated from this table. */
 #ifndef DIAGTOP_KEYMAP_H
 #define DIAGTOP_KEYMAP_H
+#include "pane.h"
 #include "tui_state.h"
 
 #define KEY_FUNC_FLAG 0x40000000 /* function/arrow keys from curses, apart from typed characters */
@@ -12,11 +13,16 @@ struct key_binding {
     const char *label;         /* how help shows the keys */
     const char *help;
     unsigned (*handler)(struct tui *t, int key);
+    const struct pane_class *pane; /* instead of a handler: the key opens this pane for the selected row */
 };
 
 extern const struct key_binding keymap_table[];
 extern const int keymap_count;
 
+/* Asks a y/N question in the bottom line: y calls on_yes(t, arg) and returns its effects; any other key shows
+ * no_message. */
+void keymap_confirm(struct tui *t, const char *question, unsigned (*on_yes)(struct tui *t, void *arg), void *arg,
+                    const char *no_message);
 /* Handles one key in the current mode; returns enum tui_effect flags. */
 unsigned keymap_dispatch(struct tui *t, int key);
 #endif

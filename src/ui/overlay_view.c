@@ -23,7 +23,7 @@ static void function_bar(const struct tui *t, int y)
     draw_fill(y, x, COLS - x, screen_attr(s, STYLE_KEY_LABEL));
 }
 
-void overlay_view_bottom(const struct tui *t, double now)
+void overlay_view_bottom(const struct tui *t)
 {
     const struct screen *s = &t->scr;
     int y = LINES - 1;
@@ -35,7 +35,7 @@ void overlay_view_bottom(const struct tui *t, double now)
         if (p->failed) draw_text(s, y, x, COLS - x, "  (not found)", screen_attr(s, STYLE_ERROR));
         return;
     }
-    if (t->status[0] && now < t->status_until) {
+    if (t->status[0]) {
         draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
         return;
     }

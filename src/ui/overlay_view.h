@@ -4,7 +4,7 @@
 #define DIAGTOP_OVERLAY_VIEW_H
 #include "tui_state.h"
 
-void overlay_view_bottom(const struct tui *t, double now);
+void overlay_view_bottom(const struct tui *t);
 void overlay_view_menu(const struct tui *t);
 void overlay_view_help(const struct tui *t);
 #endif

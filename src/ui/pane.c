@@ -3,7 +3,9 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,31 +14,85 @@
 #include "keymap.h"
 #include "tui_state.h"
 
-void pane_open(struct tui *t, const struct pane_owner *owner, const char *title, const char *save_name)
+#define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
+
+static struct pane *instance_of(struct tui *t, const struct pane_class *cls)
 {
-    struct pane *p = &t->pane;
-    if (p->open && p->owner != owner && p->owner->close) p->owner->close(t);
+    struct pane_list *l = &t->panes;
+    for (int i = 0; i < l->n; i++)
+        if (l->items[i]->cls == cls) return l->items[i];
+    if (l->n == PANES_MAX) return NULL;
+    struct pane *p = calloc(1, sizeof *p);
+    void *state = calloc(1, cls->state_size ? cls->state_size : 1);
+    if (!p || !state) {
+        free(p);
+        free(state);
+        return NULL;
+    }
+    p->cls = cls;
+    p->state = state;
+    l->items[l->n++] = p;
+    return p;
+}
+
+/* A fresh view: no lines, scrolled to the top, no search. */
+static void reset_view(struct pane *p)
+{
     text_lines_free(&p->lines);
-    memset(p, 0, sizeof *p);
-    p->open = 1;
-    p->owner = owner;
+    p->title[0] = p->search[0] = p->input_text[0] = p->busy_text[0] = p->save_name[0] = '\0';
+    p->top = 0;
     p->match = -1;
-    snprintf(p->title, sizeof p->title, "%s", title);
-    snprintf(p->save_name, sizeof p->save_name, "%s", save_name);
+    p->input = PANE_KEYS;
+    p->busy = 0;
+}
+
+unsigned pane_open(struct tui *t, const struct pane_class *cls, const struct proc_row *row)
+{
+    if (t->panes.front) pane_close(t);
+    struct pane *p = instance_of(t, cls);
+    if (!p) {
+        tui_set_status(t, 1, "out of memory");
+        return EFFECT_NONE;
+    }
+    reset_view(p);
+    enum pane_open_result r = cls->open(t, p, row);
+    if (r == PANE_SHOWN) pane_show(t, p);
+    return EFFECT_NONE;
+}
+
+void pane_show(struct tui *t, struct pane *p)
+{
+    t->panes.front = p;
     t->mode = MODE_PANE;
 }
 
 void pane_close(struct tui *t)
 {
-    if (t->pane.owner && t->pane.owner->close) t->pane.owner->close(t);
-    text_lines_free(&t->pane.lines);
-    t->pane.open = 0;
+    struct pane *p = t->panes.front;
+    t->panes.front = NULL;
     t->mode = MODE_TABLE;
+    if (!p) return;
+    if (p->cls->cancel) p->cls->cancel(t, p);
+    reset_view(p);
 }
 
-void pane_set_lines(struct tui *t, struct text_lines *lines)
+void pane_destroy_all(struct tui *t)
 {
-    struct pane *p = &t->pane;
+    struct pane_list *l = &t->panes;
+    for (int i = 0; i < l->n; i++) {
+        struct pane *p = l->items[i];
+        if (p->cls->cancel) p->cls->cancel(t, p);
+        if (p->cls->destroy && p->cls->destroy(p) < 0) continue; /* still in use by a worker: left */
+        text_lines_free(&p->lines);
+        free(p->state);
+        free(p);
+    }
+    l->n = 0;
+    l->front = NULL;
+}
+
+void pane_set_lines(struct pane *p, struct text_lines *lines)
+{
     text_lines_free(&p->lines);
     p->lines = *lines;
     memset(lines, 0, sizeof *lines);
@@ -44,10 +100,25 @@ void pane_set_lines(struct tui *t, struct text_lines *lines)
     p->busy = 0;
 }
 
-void pane_set_busy(struct tui *t, const char *text)
+void pane_set_busy(struct pane *p, const char *text, double now)
 {
-    snprintf(t->pane.busy_text, sizeof t->pane.busy_text, "%s", text);
-    t->pane.busy = 1;
+    snprintf(p->busy_text, sizeof p->busy_text, "%s", text);
+    p->busy = 1;
+    p->busy_since = now;
+}
+
+void pane_set_title(struct pane *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->title, sizeof p->title, fmt, ap);
+    va_end(ap);
+}
+
+double pane_next_redraw(const struct tui *t, double last_draw)
+{
+    const struct pane *p = t->panes.front;
+    return p && p->busy ? last_draw + PROGRESS_SECONDS : 0;
 }
 
 static int pane_rows(const struct tui *t) { return LINES - t->table_y - 1 > 1 ? LINES - t->table_y - 1 : 1; }
@@ -63,16 +134,15 @@ static long find_from(const struct pane *p, long from)
     return -1;
 }
 
-static void show_match(struct tui *t, long line)
+static void show_match(struct tui *t, struct pane *p, long line)
 {
-    struct pane *p = &t->pane;
     p->match = line;
     if (line < 0) return;
     if (line < p->top || line >= p->top + pane_rows(t)) p->top = line > 2 ? line - 2 : 0;
 }
 
 /* Saves the pane's text to a new file (never overwrites), mode 0600. */
-static void save(struct tui *t, const char *path)
+static void save(struct tui *t, const struct pane *p, const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -81,27 +151,26 @@ static void save(struct tui *t, const char *path)
         if (fd >= 0) close(fd);
         return;
     }
-    int bad = text_lines_write(&t->pane.lines, f) < 0;
+    int bad = text_lines_write(&p->lines, f) < 0;
     bad |= fclose(f) != 0;
     if (bad) {
         tui_set_status(t, 1, "cannot write %s: %s", path, strerror(errno));
         unlink(path);
     } else {
-        tui_set_status(t, 0, "saved %zu lines to %s", t->pane.lines.n, path);
+        tui_set_status(t, 0, "saved %zu lines to %s", p->lines.n, path);
     }
 }
 
-static unsigned input_key(struct tui *t, int key)
+static unsigned input_key(struct tui *t, struct pane *p, int key)
 {
-    struct pane *p = &t->pane;
     size_t len = strlen(p->input_text);
     if (key == 27) {
-        if (p->input == PANE_FILTER && p->owner->filter) p->owner->filter(t, ""); /* Esc clears a filter */
+        if (p->input == PANE_FILTER && p->cls->filter) p->cls->filter(t, p, ""); /* Esc clears a filter */
         p->input = PANE_KEYS;
         return EFFECT_NONE;
     }
     if (key == '\n' || key == '\r' || key == (KEY_FUNC_FLAG | KEY_ENTER)) {
-        if (p->input == PANE_SAVE && p->input_text[0]) save(t, p->input_text);
+        if (p->input == PANE_SAVE && p->input_text[0]) save(t, p, p->input_text);
         p->input = PANE_KEYS;
         return EFFECT_NONE;
     }
@@ -117,23 +186,24 @@ static unsigned input_key(struct tui *t, int key)
     }
     if (p->input == PANE_SEARCH) { /* incremental */
         snprintf(p->search, sizeof p->search, "%.127s", p->input_text);
-        show_match(t, find_from(p, p->top));
-    } else if (p->input == PANE_FILTER && p->owner->filter) {
-        p->owner->filter(t, p->input_text);
+        show_match(t, p, find_from(p, p->top));
+    } else if (p->input == PANE_FILTER && p->cls->filter) {
+        p->cls->filter(t, p, p->input_text);
     }
     return EFFECT_NONE;
 }
 
-void pane_start_filter(struct tui *t, const char *current)
+void pane_start_filter(struct pane *p, const char *current)
 {
-    t->pane.input = PANE_FILTER;
-    snprintf(t->pane.input_text, sizeof t->pane.input_text, "%s", current ? current : "");
+    p->input = PANE_FILTER;
+    snprintf(p->input_text, sizeof p->input_text, "%s", current ? current : "");
 }
 
 unsigned pane_key(struct tui *t, int key)
 {
-    struct pane *p = &t->pane;
-    if (p->input != PANE_KEYS) return input_key(t, key);
+    struct pane *p = t->panes.front;
+    if (!p) return EFFECT_NONE;
+    if (p->input != PANE_KEYS) return input_key(t, p, key);
     long rows = pane_rows(t), n = (long)p->lines.n;
     switch (key) {
     case 27: case 'q': case KEY_FUNC_FLAG | KEY_F(10):
@@ -149,20 +219,20 @@ unsigned pane_key(struct tui *t, int key)
         p->input = PANE_SEARCH;
         p->input_text[0] = '\0';
         break;
-    case 'n': show_match(t, find_from(p, p->match + 1)); break;
-    case 'N': show_match(t, find_from(p, p->match - 1 < 0 ? n - 1 : p->match - 1) ); break;
+    case 'n': show_match(t, p, find_from(p, p->match + 1)); break;
+    case 'N': show_match(t, p, find_from(p, p->match - 1 < 0 ? n - 1 : p->match - 1)); break;
     case 'S':
         if (p->busy || n == 0) break;
         p->input = PANE_SAVE;
         snprintf(p->input_text, sizeof p->input_text, "%s", p->save_name);
         break;
     case 'r':
-        if (!p->busy && p->owner->recapture) return p->owner->recapture(t);
+        if (!p->busy && p->cls->reload) return p->cls->reload(t, p);
         break;
     default:
-        if (p->owner->key) {
-            unsigned fx = p->owner->key(t, key);
-            if (fx != ~0u) return fx;
+        if (p->cls->key) {
+            unsigned fx = p->cls->key(t, p, key);
+            if (fx != PANE_KEY_UNHANDLED) return fx;
         }
     }
     if (p->top > n - rows) p->top = n - rows;
@@ -172,17 +242,17 @@ unsigned pane_key(struct tui *t, int key)
 
 void pane_draw(const struct tui *t, int y0, double now)
 {
-    const struct pane *p = &t->pane;
+    const struct pane *p = t->panes.front;
     const struct screen *s = &t->scr;
-    if (y0 >= LINES - 1) return;
+    if (!p || y0 >= LINES - 1) return;
     draw_fill(y0, 0, COLS, screen_attr(s, STYLE_TITLE));
-    char title[256];
+    char title[300];
     snprintf(title, sizeof title, " %s", p->title);
     draw_text(s, y0, 0, COLS, title, screen_attr(s, STYLE_TITLE));
     int rows = LINES - y0 - 2;
     if (p->busy) {
         char text[512], busy[400];
-        if (p->owner->progress_text) p->owner->progress_text(t, busy, sizeof busy);
+        if (p->cls->progress) p->cls->progress(p, busy, sizeof busy);
         else snprintf(busy, sizeof busy, "%s", p->busy_text);
         snprintf(text, sizeof text, "%s  %.1f s  (Esc cancels)", busy, now - p->busy_since);
         draw_text(s, y0 + 1, 1, COLS - 1, text, screen_attr(s, STYLE_VALUE));
@@ -201,13 +271,13 @@ void pane_draw(const struct tui *t, int y0, double now)
         draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
         return;
     }
-    if (t->status[0] && now < t->status_until) {
+    if (t->status[0]) {
         draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
         return;
     }
-    char bar[256];
+    char bar[300];
     snprintf(bar, sizeof bar, "Esc close  / search  n next  r refresh  S save  %s  PgUp/PgDn scroll  [%ld/%zu]",
-             p->owner->keys_help ? p->owner->keys_help : "", p->lines.n ? p->top + 1 : 0, p->lines.n);
+             p->cls->keys_help ? p->cls->keys_help : "", p->lines.n ? p->top + 1 : 0, p->lines.n);
     draw_fill(y, 0, COLS, screen_attr(s, STYLE_KEY_LABEL));
     draw_text(s, y, 0, COLS, bar, screen_attr(s, STYLE_KEY_LABEL));
 }

@@ -1,6 +1,10 @@
-/* pane: a scrollable, searchable result pane over the table area (stack now; details, memstats, heap, profile
- * later). It shows text lines, scrolls, searches with /, refreshes with r, saves its text with S and closes with
- * Esc. While its owner's job runs it shows progress and Esc cancels the job. */
+/* pane: the result panes over the table area (stack, details, dump; later memstats, heap, profile) behind one
+ * interface. A pane class is a const table of functions, like htop's Panel classes; the event loop and the key map
+ * know panes only through it. Every pane shows text lines that scroll, search with /, refresh with r, save with S
+ * and close with Esc; while its class's work runs it shows a progress line and Esc cancels the work.
+ *
+ * Each class has one instance, created the first time it is opened and kept until diagtop exits, so that what it
+ * learned of a process (unwind tables, symbols) serves the next opening. At most one pane is in front. */
 #ifndef DIAGTOP_PANE_H
 #define DIAGTOP_PANE_H
 #include <stddef.h>
@@ -8,23 +12,43 @@
 #include "../render/text_lines.h"
 
 struct tui;
+struct pane;
+struct proc_row;
+
+/* What a class's open says. */
+enum pane_open_result {
+    PANE_SHOWN,   /* in front now */
+    PANE_PENDING, /* it shows itself later with pane_show (after a confirmation, say) */
+    PANE_REFUSED, /* not for this process; the class set a status message */
+};
+
+#define PANE_KEY_UNHANDLED (~0u) /* a class's key function: not one of its keys */
+
+struct pane_class {
+    const char *name;      /* what it shows, e.g. "stack" */
+    const char *keys_help; /* the class's own keys, for the bottom bar; may be NULL */
+    size_t state_size;     /* bytes of the class's state, zeroed at creation, kept until exit */
+    /* The key that opens it was pressed on this row (not NULL). */
+    enum pane_open_result (*open)(struct tui *t, struct pane *p, const struct proc_row *row);
+    unsigned (*key)(struct tui *t, struct pane *p, int key); /* effects, or PANE_KEY_UNHANDLED; may be NULL */
+    unsigned (*reload)(struct tui *t, struct pane *p);       /* r: read or capture again; may be NULL */
+    void (*tick)(struct tui *t, struct pane *p);             /* after each refresh of the table, in front; may be NULL */
+    void (*filter)(struct tui *t, struct pane *p, const char *text); /* each keystroke of the \ prompt; may be NULL */
+    int (*fd)(const struct pane *p);                         /* a worker's descriptor to wait on, or -1; may be NULL */
+    void (*ready)(struct tui *t, struct pane *p);            /* that descriptor became readable */
+    void (*progress)(const struct pane *p, char *buf, size_t n); /* the busy line; NULL: the text of pane_set_busy */
+    void (*cancel)(struct tui *t, struct pane *p); /* the pane closes or diagtop quits: stop work in flight; may be NULL */
+    /* At exit, after cancel: frees what the state holds. Returns -1 when a worker that would not stop still uses
+     * the state: it is then left as it is (diagtop is exiting). May be NULL. */
+    int (*destroy)(struct pane *p);
+};
 
 enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE, PANE_FILTER };
 
-struct pane_owner { /* what the pane's content comes from */
-    const char *keys_help;               /* extra keys shown in the bottom bar, e.g. "g group" */
-    unsigned (*recapture)(struct tui *t); /* r: start a new capture */
-    unsigned (*key)(struct tui *t, int key); /* owner-specific keys; returns effects, or ~0u if not handled */
-    void (*close)(struct tui *t);        /* the pane closes: stop work in flight, free what it needs no more */
-    void (*tick)(struct tui *t);         /* after each refresh of the table (live panes), or NULL */
-    void (*filter)(struct tui *t, const char *text); /* \ filter prompt, on each keystroke, or NULL */
-    void (*progress_text)(const struct tui *t, char *buf, size_t n); /* the busy line, or NULL for busy_text */
-};
-
 struct pane {
-    int open;
-    const struct pane_owner *owner;
-    char title[160];
+    const struct pane_class *cls;
+    void *state; /* the class's, cls->state_size bytes */
+    char title[256];
     struct text_lines lines;
     long top;
     long match; /* line of the last search hit, -1 */
@@ -37,14 +61,33 @@ struct pane {
     char save_name[160]; /* proposed file name for S */
 };
 
-void pane_open(struct tui *t, const struct pane_owner *owner, const char *title, const char *save_name);
+#define PANES_MAX 16
+
+struct pane_list {
+    struct pane *items[PANES_MAX]; /* one per class opened so far */
+    int n;
+    struct pane *front;            /* the one shown, NULL in the table */
+};
+
+/* The key for cls was pressed on row: creates the class's instance if needed, resets the view and opens it. */
+unsigned pane_open(struct tui *t, const struct pane_class *cls, const struct proc_row *row);
+/* Brings p to the front (a class whose open said PANE_PENDING). */
+void pane_show(struct tui *t, struct pane *p);
+/* Esc: cancels its work and goes back to the table. */
 void pane_close(struct tui *t);
-/* Replaces the content (takes ownership of lines), keeping the scroll position when possible. */
-void pane_set_lines(struct tui *t, struct text_lines *lines);
-void pane_set_busy(struct tui *t, const char *text);
+/* At exit: cancels every pane's work and frees every pane. */
+void pane_destroy_all(struct tui *t);
+
+/* Replaces the content (takes ownership of lines), keeping the scroll position when possible; ends busy. */
+void pane_set_lines(struct pane *p, struct text_lines *lines);
+void pane_set_busy(struct pane *p, const char *text, double now);
+void pane_set_title(struct pane *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Opens the \ filter prompt (classes with a filter function). */
+void pane_start_filter(struct pane *p, const char *current);
+
 unsigned pane_key(struct tui *t, int key);
-/* Opens the filter prompt (owners with a filter callback). */
-void pane_start_filter(struct tui *t, const char *current);
-/* Draws the pane from screen line y0 to the line above the bottom bar, and the bottom bar. */
+/* Draws the front pane from screen line y0 to the line above the bottom bar, and the bottom bar. */
 void pane_draw(const struct tui *t, int y0, double now);
+/* The earliest time the front pane needs drawing again on its own (its progress line ticks), or 0 for never. */
+double pane_next_redraw(const struct tui *t, double last_draw);
 #endif

@@ -2,13 +2,7 @@
  * in a pane (grouped identical stacks, `g` toggles grouping, `r` takes a new snapshot). */
 #ifndef DIAGTOP_STACK_PANE_H
 #define DIAGTOP_STACK_PANE_H
-struct tui;
+#include "pane.h"
 
-unsigned stack_pane_open(struct tui *t, int pid);
-/* The worker finished: show its result. */
-void stack_pane_done(struct tui *t);
-/* Ends any capture (bounded wait) and frees the pane's state; called when the TUI exits. */
-void stack_pane_shutdown(struct tui *t);
-/* The descriptor that becomes readable when a capture finishes, or -1. */
-int stack_pane_fd(const struct tui *t);
+extern const struct pane_class stack_pane_class;
 #endif

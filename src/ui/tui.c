@@ -15,9 +15,6 @@
 #include "keymap.h"
 #include "overlay_view.h"
 #include "pane.h"
-#include "dump_pane.h"
-#include "info_pane.h"
-#include "stack_pane.h"
 #include "table_view.h"
 #include "tui_state.h"
 
@@ -77,7 +74,7 @@ static void draw(struct tui *t)
     fill_visible(t);
     if (t->mode == MODE_HELP) {
         overlay_view_help(t);
-    } else if (t->mode == MODE_PANE) {
+    } else if (t->mode == MODE_PANE && t->panes.front) {
         header_view_draw(t); /* the meters keep refreshing above the pane */
         pane_draw(t, t->table_y - 1, clock_monotonic_seconds());
         refresh();
@@ -87,15 +84,14 @@ static void draw(struct tui *t)
         if (t->table_rows > 0 || t->table_y - 1 < LINES - 1) table_view_draw(t);
         if (t->mode == MODE_MENU) overlay_view_menu(t);
     }
-    overlay_view_bottom(t, clock_monotonic_seconds());
+    overlay_view_bottom(t);
     refresh();
 }
 
 static void save_settings(struct tui *t)
 {
-    if (!t->cfg->config_path) return;
     char err[256];
-    if (settings_save(t->s, t->cfg->config_path, err, sizeof err) < 0) tui_set_status(t, 1, "%s", err);
+    if (t->cfg->save_settings && t->cfg->save_settings(t->s, err, sizeof err) < 0) tui_set_status(t, 1, "%s", err);
 }
 
 /* A click on the titles sorts (again inverts); on a row selects it; the wheel scrolls. */
@@ -122,14 +118,15 @@ static unsigned handle_mouse(struct tui *t)
     return EFFECT_NONE;
 }
 
-/* Reads every pending key; returns the effects asked for. */
-static unsigned read_keys(struct tui *t)
+/* Reads every pending key; returns the effects asked for, and in *any whether a key (or a resize) came. */
+static unsigned read_keys(struct tui *t, int *any)
 {
     unsigned effects = 0;
     wint_t wc;
     int rc;
     while ((rc = get_wch(&wc)) != ERR) {
         int key;
+        *any = 1;
         if (rc == KEY_CODE_YES) {
             if (wc == KEY_RESIZE) continue; /* the next draw lays out for the new size */
             if (wc == KEY_MOUSE) {
@@ -154,8 +151,63 @@ static int resample(struct tui *t)
         return -1;
     }
     follow_selection(t);
-    if (t->pane.open && t->pane.owner->tick) t->pane.owner->tick(t); /* live panes follow the table's refresh */
+    struct pane *p = t->panes.front;
+    if (p && p->cls->tick) p->cls->tick(t, p); /* live panes follow the table's refresh */
     return 0;
+}
+
+/* The loop's wake-ups: the next refresh, the status line's expiry, a busy pane's progress line; -1: none. */
+static double next_deadline(const struct tui *t, double next_refresh, double last_draw)
+{
+    double due = t->paused ? -1 : next_refresh;
+    if (t->status[0] && (due < 0 || t->status_until < due)) due = t->status_until;
+    double progress = pane_next_redraw(t, last_draw);
+    if (progress > 0 && (due < 0 || progress < due)) due = progress;
+    return due;
+}
+
+/* Milliseconds until due for poll(): never negative (a past deadline is handled before sleeping), -1 forever. */
+static int poll_timeout(double due, double now)
+{
+    if (due < 0) return -1;
+    double ms = (due - now) * 1000.0;
+    return ms <= 0 ? 0 : ms > 3600e3 ? 3600000 : (int)ms + 1;
+}
+
+/* Waits for the terminal, the panes' workers or the deadline; handles what came. Returns 1 when something needs
+ * a redraw, 0 when nothing happened, -1 when the terminal went away, -2 when poll failed. */
+static int wait_and_handle(struct tui *t, double due, double *next_refresh)
+{
+    struct pollfd pfd[1 + PANES_MAX];
+    struct pane *owner[1 + PANES_MAX];
+    int n = 0;
+    pfd[n++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
+    for (int i = 0; i < t->panes.n; i++) {
+        struct pane *p = t->panes.items[i];
+        int fd = p->cls->fd ? p->cls->fd(p) : -1;
+        if (fd < 0) continue;
+        owner[n] = p;
+        pfd[n++] = (struct pollfd){fd, POLLIN, 0};
+    }
+    int pr = poll(pfd, (nfds_t)n, poll_timeout(due, clock_monotonic_seconds()));
+    if (pr < 0) return errno == EINTR ? 1 : -2; /* a signal: SIGWINCH (resize) or a quit request */
+    if (pr > 0 && (pfd[0].revents & (POLLHUP | POLLERR))) return -1;
+    int changed = 0;
+    for (int i = 1; i < n; i++) {
+        if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        owner[i]->cls->ready(t, owner[i]);
+        changed = 1;
+    }
+    unsigned fx = read_keys(t, &changed);
+    if (fx & EFFECT_SAVE) save_settings(t);
+    if (fx & EFFECT_RESAMPLE) {
+        resample(t);
+        *next_refresh = clock_monotonic_seconds() + t->s->delay;
+    } else if (fx & EFFECT_REBUILD) {
+        monitor_rebuild(&t->mon, &t->vo);
+        follow_selection(t);
+    }
+    return changed;
 }
 
 int tui_run(const struct tui_config *cfg)
@@ -180,42 +232,37 @@ int tui_run(const struct tui_config *cfg)
     t->vo.ascii = t->scr.glyphs == GLYPHS_ASCII || t->scr.glyphs == GLYPHS_ACS;
     layout(t);
     resample(t);
-    double next = clock_monotonic_seconds() + INITIAL_SAMPLE_SECONDS; /* first frame: a short sample, like top */
-    int status = 0;
+    /* The first frame comes after a short sample, like top; then one refresh per delay. The loop sleeps in poll()
+     * until a key, a worker, the next refresh or a visible timer (status expiry, a progress line) is due, and
+     * draws only when one of them changed something. */
+    double next_refresh = clock_monotonic_seconds() + INITIAL_SAMPLE_SECONDS, last_draw = 0;
+    int status = 0, redraw = 1;
     while (!t->quit && !screen_quit_requested()) {
         double now = clock_monotonic_seconds();
-        if (!t->paused && now >= next) {
+        if (!t->paused && now >= next_refresh) {
             resample(t);
-            next = now + t->s->delay;
+            next_refresh = now + t->s->delay;
+            redraw = 1;
         }
-        draw(t);
-        double wait = t->paused ? 1.0 : next - clock_monotonic_seconds();
-        if (t->status[0] && t->status_until - now < wait) wait = t->status_until - now + 0.01;
-        if (t->pane.busy && wait > 0.1) wait = 0.1; /* progress: the elapsed time ticks */
-        if (dump_pane_fd(t) >= 0 && wait > 0.1) wait = 0.1;
-        struct pollfd pfd[3] = {{STDIN_FILENO, POLLIN, 0}, {stack_pane_fd(t), POLLIN, 0}, {dump_pane_fd(t), POLLIN, 0}};
-        int pr = poll(pfd, 3, wait > 0 ? (int)(wait * 1000) + 1 : 0);
-        if (pr < 0 && errno != EINTR) {
-            status = 1;
+        if (t->status[0] && now >= t->status_until) { /* the message has been shown long enough */
+            t->status[0] = '\0';
+            redraw = 1;
+        }
+        double progress = pane_next_redraw(t, last_draw);
+        if (progress > 0 && now >= progress) redraw = 1;
+        if (redraw) {
+            draw(t);
+            last_draw = now;
+            redraw = 0;
+        }
+        int r = wait_and_handle(t, next_deadline(t, next_refresh, last_draw), &next_refresh);
+        if (r < 0) {
+            status = r == -2;
             break;
         }
-        if (pr > 0 && (pfd[0].revents & (POLLHUP | POLLERR))) break; /* the terminal went away */
-        if (pr > 0 && (pfd[1].revents & POLLIN)) stack_pane_done(t);
-        if (pr > 0 && (pfd[2].revents & POLLIN)) dump_pane_done(t);
-        unsigned fx = read_keys(t);
-        if (fx & EFFECT_SAVE) save_settings(t);
-        if (fx & EFFECT_RESAMPLE) {
-            resample(t);
-            next = clock_monotonic_seconds() + t->s->delay;
-        } else if (fx & EFFECT_REBUILD) {
-            monitor_rebuild(&t->mon, &t->vo);
-            follow_selection(t);
-        }
+        redraw = r;
     }
-    stack_pane_shutdown(t); /* a capture in flight detaches before the terminal is restored */
-    info_pane_shutdown(t);
-    dump_pane_shutdown(t); /* a dump in flight is cancelled: no partial file, the process runs on */
-    text_lines_free(&t->pane.lines);
+    pane_destroy_all(t); /* work in flight ends first: a capture detaches, a dump removes its partial file */
     screen_close();
     monitor_destroy(&t->mon);
     free(t);

@@ -1,13 +1,17 @@
 /* tui: the interactive monitor. The only module (with its ui/ siblings) that calls curses. */
 #ifndef DIAGTOP_TUI_H
 #define DIAGTOP_TUI_H
-#include "../app/settings.h"
+#include <stddef.h>
+
+#include "../model/settings.h"
 #include "../render/procview.h"
 
 struct tui_config {
-    struct settings *settings;   /* changed by keys; saved to config_path on change */
-    struct procview_opts *view;  /* initial filters from the command line */
-    const char *config_path;     /* NULL: settings are not persisted */
+    struct settings *settings;  /* changed by keys */
+    struct procview_opts *view; /* initial filters from the command line */
+    /* Called after a key changed the settings, to persist them; NULL: not persisted. Returns 0 or -1 with a
+     * reason in err (shown in the status line). */
+    int (*save_settings)(const struct settings *s, char *err, size_t errlen);
     int no_color;
 };
 

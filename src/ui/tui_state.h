@@ -1,8 +1,8 @@
 /* tui_state: the state of the interactive monitor shared by its key handlers and views (ui/ only). */
 #ifndef DIAGTOP_TUI_STATE_H
 #define DIAGTOP_TUI_STATE_H
-#include "../app/monitor.h"
-#include "../app/settings.h"
+#include "../model/monitor.h"
+#include "../model/settings.h"
 #include "pane.h"
 #include "screen.h"
 #include "tui.h"
@@ -13,7 +13,7 @@
 
 enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT, MODE_PANE };
 enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
-enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM_SIGNAL, PROMPT_CONFIRM_DUMP };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM };
 
 struct menu {
     enum menu_kind kind;
@@ -29,11 +29,10 @@ struct prompt {
     char label[512];
     char text[TUI_TEXT_MAX];
     int failed; /* search found nothing */
+    unsigned (*on_yes)(struct tui *t, void *arg); /* PROMPT_CONFIRM: what y does */
+    void *on_yes_arg;
+    char no_message[64];                          /* PROMPT_CONFIRM: the status after any other key */
 };
-
-struct stack_pane;
-struct info_pane;
-struct dump_pane;
 
 struct tag {
     int pid;
@@ -64,11 +63,8 @@ struct tui {
     int pending_signal; /* chosen in the signal menu, waiting for confirmation */
     char status[TUI_TEXT_MAX];
     int status_error;
-    double status_until;
-    struct pane pane;           /* a result pane (stack, ...) over the table area */
-    struct stack_pane *stack;   /* the stack capture behind the pane, NULL until b is used */
-    struct info_pane *info;     /* the process details behind the pane (Enter), NULL when closed */
-    struct dump_pane *dump;     /* the dump behind the pane (D), NULL until D is used */
+    double status_until; /* when the status line goes back to the key bar */
+    struct pane_list panes;     /* result panes over the table area (stack, details, dump...) */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
     int ndrawn;

@@ -2,7 +2,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app/settings.h"
+#include "app/config_file.h"
+#include "model/settings.h"
 #include "check.h"
 #include "collect/growth.h"
 #include "render/columns.h"
@@ -200,9 +201,9 @@ static void settings_round_trip_and_atomic_save(void)
     CHECK(mkdtemp(dir) != NULL);
     char path[256], err[256];
     snprintf(path, sizeof path, "%s/sub/config", dir);
-    CHECK_INT(settings_save(&s, path, err, sizeof err), 0);
+    CHECK_INT(config_file_save(&s, path, err, sizeof err), 0);
     settings_defaults(&back);
-    CHECK_INT(settings_load(&back, path, err, sizeof err), 0);
+    CHECK_INT(config_file_load(&back, path, err, sizeof err), 0);
     CHECK_INT(back.sort, COL_RES);
     CHECK_INT(back.reverse, 1);
     CHECK(back.delay == 0.25);

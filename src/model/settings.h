@@ -1,5 +1,5 @@
-/* settings: what the user chose for the monitor (columns, sort, delay, tree, threads), with defaults, the config
- * file ($XDG_CONFIG_HOME/diagtop/config, written atomically) and the command line on top. */
+/* settings: what the user chose for the monitor (columns, sort, delay, tree, threads, dump directory), their
+ * defaults and their text form (key=value lines). Reading and writing the config file is app/config_file's. */
 #ifndef DIAGTOP_SETTINGS_H
 #define DIAGTOP_SETTINGS_H
 #include <stddef.h>
@@ -19,14 +19,8 @@ struct settings {
 };
 
 void settings_defaults(struct settings *s);
-/* The config file's path into buf; returns 0 or -1 when no home directory is known. */
-int settings_path(char *buf, size_t bufsz);
-/* Loads the config file over s. A missing file is not an error; a bad line is skipped with a warning in err
- * (returns 1). Returns 0 when all was read cleanly. */
-int settings_load(struct settings *s, const char *path, char *err, size_t errlen);
 /* Parses one "key=value" line onto s; returns 0 or -1. */
 int settings_apply_line(struct settings *s, const char *line);
 /* Serializes s into buf (the config file's text). */
 void settings_format(const struct settings *s, char *buf, size_t bufsz);
-int settings_save(const struct settings *s, const char *path, char *err, size_t errlen);
 #endif
