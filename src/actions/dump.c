@@ -48,21 +48,56 @@ void dump_default_name(int pid, const char *dir, char *buf, size_t bufsz)
 
 /* ---- before the stop ---- */
 
+static int open_proc(int pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* smaps parsed as it is read: ~700 bytes a mapping, so 70,000 mappings are 50 MB of text not worth holding (and
+ * more than any fixed limit one would pick). */
+static int read_smaps(int pid, struct dump_maps *dm, char *err, size_t errlen)
+{
+    enum { BUF = 1 << 20 };
+    int fd = open_proc(pid, "smaps"), rc = 0;
+    char *buf = fd >= 0 ? malloc(BUF) : NULL;
+    if (fd < 0) rc = -errno;
+    else if (!buf) rc = -ENOMEM;
+    size_t have = 0;
+    while (rc == 0) {
+        ssize_t r = read(fd, buf + have, BUF - have);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            rc = -errno;
+            break;
+        }
+        char *line = buf, *end = buf + have + r, *nl;
+        while (rc == 0 && (nl = memchr(line, '\n', (size_t)(end - line)))) {
+            rc = dump_maps_parse_line(dm, line, (size_t)(nl - line));
+            line = nl + 1;
+        }
+        if (rc == 0 && r == 0 && line < end) rc = dump_maps_parse_line(dm, line, (size_t)(end - line));
+        if (r == 0) break;
+        have = (size_t)(end - line);
+        memmove(buf, line, have);
+        if (have == BUF) have = 0; /* a megabyte without a newline is not smaps: dropped */
+    }
+    free(buf);
+    if (fd >= 0) close(fd);
+    if (rc == -EACCES || rc == -EPERM) ptrace_session_explain_eperm(pid, err, errlen);
+    else if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
+    else if (rc < 0) snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(-rc));
+    return rc;
+}
+
 static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned *filter, char *err,
                      size_t errlen)
 {
-    errno = 0;
-    char *smaps = fileio_read_proc(AT_FDCWD, pid, "smaps", 64 << 20, NULL);
-    if (!smaps) {
-        int e = errno ? errno : EACCES;
-        if (e == EACCES || e == EPERM) ptrace_session_explain_eperm(pid, err, errlen);
-        else snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(e));
-        return -e;
-    }
-    int rc = dump_maps_parse(smaps, dm);
-    free(smaps);
+    memset(dm, 0, sizeof *dm);
+    int rc = read_smaps(pid, dm, err, errlen);
     if (rc < 0) {
-        snprintf(err, errlen, "out of memory");
+        dump_maps_free(dm);
         return rc;
     }
     *filter = 0x33; /* the kernel's default */
@@ -277,13 +312,6 @@ static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned lon
     return 0;
 }
 
-static int open_proc(int pid, const char *name)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
-    return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 /* ---- the file ---- */
 
 static int create_temp(const char *path, char *tmp, size_t tmpsz, char *err, size_t errlen)
@@ -340,18 +368,13 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     struct core_process proc;
     struct dump_maps dm = {0};
     struct core_thread *threads = NULL;
-    struct bytes notes = {0}, head = {0};
+    struct bytes notes = {0}, head = {0}, tail = {0};
     struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .o = o};
     struct ptrace_session s = {0};
     int nthreads = 0, stopped = 0;
     char tmp[4200] = "";
     if ((rc = load_process(pid, &proc, err, errlen)) < 0) goto out;
     if ((rc = load_maps(pid, o, &dm, &r->filter, err, errlen)) < 0) goto out;
-    if (1 + dm.n >= PN_XNUM) {
-        snprintf(err, errlen, "%d mappings: more than an ELF core without section headers can describe", dm.n);
-        rc = -E2BIG;
-        goto out;
-    }
     c.total = dump_maps_bytes(&dm);
     r->estimated_bytes = c.total;
     int slots_ok = 1;
@@ -428,10 +451,16 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));
     if (rc < 0) goto out;
 
-    /* Running again: headers and notes, the final size, the name. */
-    if (elfcore_headers(&head, &dm, notes.n) < 0 ||
-        (rc = write_all(c.out_fd, head.data, head.n, 0)) < 0 ||
-        (rc = write_all(c.out_fd, notes.data, notes.n, (off_t)head.n)) < 0 || ftruncate(c.out_fd, (off_t)off) < 0) {
+    /* Running again: headers and notes, the section header of a huge count, the final size, the name. */
+    unsigned long long end = 0;
+    if (elfcore_headers(&head, &dm, notes.n) < 0 || elfcore_trailer(&tail, &dm, notes.n, &end) < 0) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if ((rc = write_all(c.out_fd, head.data, head.n, 0)) < 0 ||
+        (rc = write_all(c.out_fd, notes.data, notes.n, (off_t)head.n)) < 0 ||
+        (rc = write_all(c.out_fd, tail.data, tail.n, (off_t)end)) < 0 || ftruncate(c.out_fd, (off_t)(end + tail.n)) < 0) {
         if (rc == 0) rc = -errno;
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
         goto out;
@@ -470,6 +499,7 @@ out:
     free(proc.auxv);
     bytes_free(&notes);
     bytes_free(&head);
+    bytes_free(&tail);
     dump_maps_free(&dm);
     return rc;
 }

@@ -14,48 +14,69 @@ static int is_header(const char *line, unsigned long long *start, unsigned long 
     return 1;
 }
 
+static int add_map(struct dump_maps *dm, const char *buf)
+{
+    unsigned long long start, end, offset, inode;
+    char perms[8];
+    int path_off;
+    if (!is_header(buf, &start, &end, perms, &offset, &inode, &path_off)) return 0;
+    if (dm->n == dm->cap) {
+        int cap = dm->cap ? dm->cap * 2 : 64;
+        struct dump_map *nm = realloc(dm->maps, (size_t)cap * sizeof *nm);
+        if (!nm) return -ENOMEM;
+        dm->maps = nm;
+        dm->cap = cap;
+    }
+    struct dump_map *m = &dm->maps[dm->n];
+    memset(m, 0, sizeof *m);
+    m->start = start;
+    m->end = end;
+    m->offset = offset;
+    m->inode = inode;
+    snprintf(m->perms, sizeof m->perms, "%.4s", perms);
+    const char *path = buf + path_off;
+    while (*path == ' ') path++;
+    if (*path) {
+        if (!(m->path = strdup(path))) return -ENOMEM;
+        size_t pl = strlen(m->path);
+        if (pl > 10 && strcmp(m->path + pl - 10, " (deleted)") == 0) m->deleted = 1;
+    }
+    m->shared = perms[3] == 's';
+    dm->n++;
+    return 0;
+}
+
+int dump_maps_parse_line(struct dump_maps *dm, const char *line, size_t len)
+{
+    /* A mapping's first line starts with its address in lowercase hex; the ~25 field lines under it start with
+     * a capital, and only two of them matter: copying and scanning every line was most of the parse. */
+    int header = len > 0 && ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f'));
+    int anon = !header && len >= 10 && memcmp(line, "Anonymous:", 10) == 0;
+    int flags = !header && len >= 8 && memcmp(line, "VmFlags:", 8) == 0;
+    if (!header && !anon && !flags) return 0;
+    char buf[4352];
+    if (len > sizeof buf - 1) len = sizeof buf - 1;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    struct dump_map *cur = dm->n ? &dm->maps[dm->n - 1] : NULL;
+    if (header) return add_map(dm, buf);
+    if (cur && anon) {
+        cur->anonymous = strtoull(buf + 10, NULL, 10) * 1024ULL;
+    } else if (cur && flags) {
+        cur->dontdump = strstr(buf, " dd") != NULL;
+        cur->io = strstr(buf, " io") != NULL;
+        cur->hugetlb = strstr(buf, " ht") != NULL;
+    }
+    return 0;
+}
+
 int dump_maps_parse(const char *smaps, struct dump_maps *out)
 {
     memset(out, 0, sizeof *out);
-    int cap = 0;
-    struct dump_map *cur = NULL;
     for (const char *line = smaps; line && *line;) {
         const char *eol = strchr(line, '\n');
         size_t len = eol ? (size_t)(eol - line) : strlen(line);
-        char buf[4352];
-        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), line);
-        unsigned long long start, end, offset, inode;
-        char perms[8];
-        int path_off;
-        if (is_header(buf, &start, &end, perms, &offset, &inode, &path_off)) {
-            if (out->n == cap) {
-                cap = cap ? cap * 2 : 64;
-                struct dump_map *nm = realloc(out->maps, (size_t)cap * sizeof *nm);
-                if (!nm) return -ENOMEM;
-                out->maps = nm;
-            }
-            cur = &out->maps[out->n++];
-            memset(cur, 0, sizeof *cur);
-            cur->start = start;
-            cur->end = end;
-            cur->offset = offset;
-            cur->inode = inode;
-            snprintf(cur->perms, sizeof cur->perms, "%.4s", perms);
-            const char *path = buf + path_off;
-            while (*path == ' ') path++;
-            if (*path) {
-                cur->path = strdup(path);
-                size_t pl = strlen(cur->path);
-                if (pl > 10 && strcmp(cur->path + pl - 10, " (deleted)") == 0) cur->deleted = 1;
-            }
-            cur->shared = perms[3] == 's';
-        } else if (cur && strncmp(buf, "Anonymous:", 10) == 0) {
-            cur->anonymous = strtoull(buf + 10, NULL, 10) * 1024ULL;
-        } else if (cur && strncmp(buf, "VmFlags:", 8) == 0) {
-            cur->dontdump = strstr(buf, " dd") != NULL;
-            cur->io = strstr(buf, " io") != NULL;
-            cur->hugetlb = strstr(buf, " ht") != NULL;
-        }
+        if (dump_maps_parse_line(out, line, len) < 0) return -ENOMEM;
         line = eol ? eol + 1 : NULL;
     }
     return 0;

@@ -17,11 +17,14 @@ struct dump_map {
 
 struct dump_maps {
     struct dump_map *maps;
-    int n;
+    int n, cap;
 };
 
 /* Parses smaps text. Returns 0 or -ENOMEM. */
 int dump_maps_parse(const char *smaps, struct dump_maps *out);
+/* The same a line at a time (len bytes, without the newline), for smaps read as a stream: a process with many
+ * mappings has more smaps text (~700 bytes a mapping) than is worth holding. dm starts zeroed. */
+int dump_maps_parse_line(struct dump_maps *dm, const char *line, size_t len);
 /* Decides m->amount for every mapping under filter (coredump_filter bits; full: every readable mapping whole). */
 void dump_maps_decide(struct dump_maps *dm, unsigned filter, int full);
 /* Bytes the core's data will span (before sparseness). */

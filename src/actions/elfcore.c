@@ -142,6 +142,15 @@ unsigned long long elfcore_data_offset(const struct dump_maps *dm, size_t notes_
     return (end + PAGE - 1) & ~(PAGE - 1);
 }
 
+static unsigned long long data_end(const struct dump_maps *dm, size_t notes_size)
+{
+    unsigned long long off = elfcore_data_offset(dm, notes_size);
+    for (int i = 0; i < dm->n; i++) off += elfcore_filesz(&dm->maps[i]);
+    return off;
+}
+
+static int extended_count(const struct dump_maps *dm) { return 1 + (unsigned long long)dm->n >= PN_XNUM; }
+
 int elfcore_headers(struct bytes *out, const struct dump_maps *dm, size_t notes_size)
 {
     unsigned long long phnum = 1 + (unsigned long long)dm->n;
@@ -157,8 +166,14 @@ int elfcore_headers(struct bytes *out, const struct dump_maps *dm, size_t notes_
     eh.e_phoff = sizeof eh;
     eh.e_ehsize = sizeof eh;
     eh.e_phentsize = sizeof(Elf64_Phdr);
-    /* More than 0xffff segments: PN_XNUM and the real count in section header 0 (written after the data). */
-    eh.e_phnum = phnum >= PN_XNUM ? PN_XNUM : (Elf64_Half)phnum;
+    eh.e_phnum = (Elf64_Half)phnum;
+    if (extended_count(dm)) { /* the kernel's fill_extnum_info */
+        eh.e_phnum = PN_XNUM;
+        eh.e_shoff = data_end(dm, notes_size);
+        eh.e_shentsize = sizeof(Elf64_Shdr);
+        eh.e_shnum = 1;
+        eh.e_shstrndx = SHN_UNDEF;
+    }
     if (put(out, &eh, sizeof eh) < 0) return -ENOMEM;
     Elf64_Phdr ph;
     memset(&ph, 0, sizeof ph);
@@ -181,6 +196,19 @@ int elfcore_headers(struct bytes *out, const struct dump_maps *dm, size_t notes_
         if (put(out, &ph, sizeof ph) < 0) return -ENOMEM;
     }
     return 0;
+}
+
+int elfcore_trailer(struct bytes *out, const struct dump_maps *dm, size_t notes_size, unsigned long long *offset)
+{
+    *offset = data_end(dm, notes_size);
+    if (!extended_count(dm)) return 0;
+    Elf64_Shdr sh;
+    memset(&sh, 0, sizeof sh);
+    sh.sh_type = SHT_NULL;
+    sh.sh_size = 1;            /* e_shnum, as the kernel puts it */
+    sh.sh_link = SHN_UNDEF;    /* e_shstrndx */
+    sh.sh_info = (Elf64_Word)(1 + dm->n); /* the real number of program headers */
+    return put(out, &sh, sizeof sh);
 }
 
 void bytes_free(struct bytes *b)

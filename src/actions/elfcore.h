@@ -38,7 +38,12 @@ int elfcore_notes(struct bytes *out, const struct core_process *p, const struct 
 unsigned long long elfcore_data_offset(const struct dump_maps *dm, size_t notes_size);
 /* Bytes of data the file holds for a mapping (p_filesz). */
 unsigned long long elfcore_filesz(const struct dump_map *m);
-/* ELF header and program headers (PT_NOTE, then a PT_LOAD per mapping in address order). */
+/* ELF header and program headers (PT_NOTE, then a PT_LOAD per mapping in address order). With PN_XNUM (0xffff)
+ * or more program headers, e_phnum is PN_XNUM and the real count is in section header 0's sh_info: e_shoff,
+ * e_shnum = 1 and e_shentsize point at it, and it follows the data, as the kernel writes it (elfcore_trailer). */
 int elfcore_headers(struct bytes *out, const struct dump_maps *dm, size_t notes_size);
+/* What follows the data: that one section header, or nothing (out->n == 0) below PN_XNUM program headers.
+ * *offset is where it goes, the end of the data; *offset + out->n is the file's size. */
+int elfcore_trailer(struct bytes *out, const struct dump_maps *dm, size_t notes_size, unsigned long long *offset);
 void bytes_free(struct bytes *b);
 #endif
