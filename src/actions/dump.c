@@ -165,6 +165,7 @@ static int load_process(int pid, struct core_process *p, char *err, size_t errle
  * gathers pages from as many mappings as fit, so that 70,000 one-page mappings cost a few hundred reads, hand-offs
  * and writes rather than 70,000 of each. */
 #define SLOTS 8
+#define FALLOC_MIN (64 * PAGE)
 
 struct seg { /* n pages at addr, for file offset off */
     unsigned long long addr, off;
@@ -180,6 +181,7 @@ struct slot {
 
 struct copier {
     int pid, out_fd, pagemap_fd, mem_fd;
+    int falloc; /* fallocate before each write (until the filesystem says it cannot) */
     unsigned long long *pm;           /* pagemap entries of CHUNK_PAGES pages from page pm_first */
     unsigned long long pm_first, pm_n; /* pm_n 0: nothing read yet */
     struct iovec *iov;                 /* CHUNK_PAGES remote ranges for one process_vm_readv */
@@ -238,6 +240,13 @@ static void read_slot(struct copier *c, struct slot *sl)
 
 static int write_run(struct copier *c, const unsigned char *p, size_t len, unsigned long long at)
 {
+    /* Long runs get their blocks first: ext4 then writes into unwritten extents instead of reserving delayed
+     * allocation block by block, a third of pwrite's time; for short runs the extra call costs more than it
+     * saves. Where fallocate is not supported, plain writes. */
+    if (c->falloc && len >= FALLOC_MIN && fallocate(c->out_fd, 0, (off_t)at, (off_t)len) < 0) {
+        if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) return -errno;
+        c->falloc = 0;
+    }
     while (len > 0) {
         ssize_t w = pwrite(c->out_fd, p, len, (off_t)at);
         if (w < 0 && errno == EINTR) continue;
@@ -452,7 +461,7 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     struct dump_maps dm = {0};
     struct core_thread *threads = NULL;
     struct bytes notes = {0}, head = {0}, tail = {0};
-    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .o = o};
+    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .falloc = 1, .o = o};
     struct ptrace_session s = {0};
     int nthreads = 0, stopped = 0;
     char tmp[4200] = "";
