@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -25,6 +27,7 @@
 #define CHUNK_PAGES 256 /* 1 MiB per process_vm_readv */
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
+#define PM_PFN ((1ULL << 55) - 1)
 
 void dump_options_default(struct dump_options *o)
 {
@@ -182,6 +185,7 @@ struct slot {
 struct copier {
     int pid, out_fd, pagemap_fd, mem_fd;
     int falloc; /* fallocate before each write (until the filesystem says it cannot) */
+    unsigned long long zero_pfn; /* the shared zero page's frame; 0: unknown */
     unsigned long long *pm;           /* pagemap entries of CHUNK_PAGES pages from page pm_first */
     unsigned long long pm_first, pm_n; /* pm_n 0: nothing read yet */
     struct iovec *iov;                 /* CHUNK_PAGES remote ranges for one process_vm_readv */
@@ -380,7 +384,32 @@ static const unsigned long long *pagemap_at(struct copier *c, unsigned long long
     return c->pm_n >= n ? c->pm : NULL;
 }
 
-/* Copies one mapping's dumped bytes to file offset off, skipping pages never touched (pagemap). */
+/* The shared zero page's frame number, which pagemap shows only with CAP_SYS_ADMIN (0 otherwise): a page of the
+ * target mapped to it was read and never written, so it is zeros and need not be read, as the kernel's own dumper
+ * skips it. */
+static unsigned long long zero_pfn(void)
+{
+    unsigned long long e = 0, pfn = 0;
+    volatile unsigned char *p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 0;
+    (void)p[0]; /* a read fault maps the zero page */
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && pread(fd, &e, sizeof e, (off_t)((uintptr_t)p / PAGE * 8)) == (ssize_t)sizeof e && (e & PM_PRESENT))
+        pfn = e & PM_PFN;
+    if (fd >= 0) close(fd);
+    munmap((void *)p, PAGE);
+    return pfn;
+}
+
+/* A page to read: present or swapped (else never touched), and not the shared zero page. */
+static int page_wanted(const struct copier *c, unsigned long long e)
+{
+    if (!(e & (PM_PRESENT | PM_SWAPPED))) return 0;
+    return !(c->zero_pfn && (e & PM_PRESENT) && (e & PM_PFN) == c->zero_pfn);
+}
+
+/* Copies one mapping's dumped bytes to file offset off, skipping pages never touched or mapped to the zero page
+ * (pagemap). */
 static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned long long off)
 {
     unsigned long long len = elfcore_filesz(m);
@@ -391,11 +420,11 @@ static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned lon
         const unsigned long long *pm = pagemap_at(c, addr, n);
         size_t i = 0;
         while (i < n) {
-            /* A run of pages that exist (present or swapped); without pagemap, read everything. */
-            int exists = !pm || (pm[i] & (PM_PRESENT | PM_SWAPPED));
+            /* A run of pages to read or to skip; without pagemap, read everything. */
+            int wanted = !pm || page_wanted(c, pm[i]);
             size_t j = i + 1;
-            while (j < n && (!pm || (pm[j] & (PM_PRESENT | PM_SWAPPED))) == exists) j++;
-            if (exists && add_pages(c, addr + i * PAGE, j - i, off + pos + i * PAGE) < 0) return -EIO;
+            while (j < n && (!pm || page_wanted(c, pm[j])) == wanted) j++;
+            if (wanted && add_pages(c, addr + i * PAGE, j - i, off + pos + i * PAGE) < 0) return -EIO;
             i = j;
         }
         c->done += n * PAGE;
@@ -478,6 +507,7 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     c.pm = malloc(CHUNK_PAGES * 8);
     c.iov = malloc(CHUNK_PAGES * sizeof *c.iov);
     c.pagemap_fd = open_proc(pid, "pagemap");
+    c.zero_pfn = zero_pfn();
     c.mem_fd = open_proc(pid, "mem");
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.changed, NULL);
