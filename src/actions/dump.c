@@ -25,6 +25,7 @@
 
 #define PAGE 4096ULL
 #define CHUNK_PAGES 256 /* 1 MiB per process_vm_readv */
+#define PM_PAGES 4096   /* pages per pagemap read: 16 MiB of address space */
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
 #define PM_PFN ((1ULL << 55) - 1)
@@ -186,7 +187,7 @@ struct copier {
     int pid, out_fd, pagemap_fd, mem_fd;
     int falloc; /* fallocate before each write (until the filesystem says it cannot) */
     unsigned long long zero_pfn; /* the shared zero page's frame; 0: unknown */
-    unsigned long long *pm;           /* pagemap entries of CHUNK_PAGES pages from page pm_first */
+    unsigned long long *pm;           /* pagemap entries of PM_PAGES pages from page pm_first */
     unsigned long long pm_first, pm_n; /* pm_n 0: nothing read yet */
     struct iovec *iov;                 /* CHUNK_PAGES remote ranges for one process_vm_readv */
     unsigned long long done, total, read, written;
@@ -371,14 +372,14 @@ static int finish_writes(struct copier *c, int flush)
     return c->error ? -EIO : 0;
 }
 
-/* The pagemap entries of n pages (n <= CHUNK_PAGES) from addr: from the window read last when it holds them
- * (small mappings side by side share one read), else from a new window starting at addr. NULL when pagemap
- * cannot be read there (the caller then reads every page). */
+/* The pagemap entries of n pages (n <= PM_PAGES) from addr: from the window read last when it holds them (big
+ * mappings and small ones side by side share one read), else from a new window starting at addr. NULL when
+ * pagemap cannot be read there (the caller then reads every page). */
 static const unsigned long long *pagemap_at(struct copier *c, unsigned long long addr, size_t n)
 {
     unsigned long long first = addr / PAGE;
     if (c->pm_n && first >= c->pm_first && first + n <= c->pm_first + c->pm_n) return c->pm + (first - c->pm_first);
-    ssize_t got = pread(c->pagemap_fd, c->pm, CHUNK_PAGES * 8, (off_t)(first * 8));
+    ssize_t got = pread(c->pagemap_fd, c->pm, PM_PAGES * 8, (off_t)(first * 8));
     c->pm_n = got > 0 ? (unsigned long long)got / 8 : 0;
     c->pm_first = first;
     return c->pm_n >= n ? c->pm : NULL;
@@ -504,7 +505,7 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
         slots_ok &= (c.slots[i].buf = aligned_alloc(PAGE, CHUNK_PAGES * PAGE)) != NULL;
         slots_ok &= (c.slots[i].segs = malloc(CHUNK_PAGES * sizeof *c.slots[i].segs)) != NULL;
     }
-    c.pm = malloc(CHUNK_PAGES * 8);
+    c.pm = malloc(PM_PAGES * 8);
     c.iov = malloc(CHUNK_PAGES * sizeof *c.iov);
     c.pagemap_fd = open_proc(pid, "pagemap");
     c.zero_pfn = zero_pfn();
