@@ -165,7 +165,8 @@ static int load_process(int pid, struct core_process *p, char *err, size_t errle
 /* ---- while stopped: registers and memory ---- */
 
 /* Reading the process and writing the file overlap: the capture thread reads chunks into free slots, a writer
- * thread drops zero pages and writes the rest (most of a dump's time is the page-cache copy of pwrite). A chunk
+ * thread drops zero pages and writes the rest (process_vm_readv's copy and pwrite's copy into the page cache are
+ * most of a dump's time, in about equal parts). A chunk
  * gathers pages from as many mappings as fit, so that 70,000 one-page mappings cost a few hundred reads, hand-offs
  * and writes rather than 70,000 of each. */
 #define SLOTS 8
@@ -314,7 +315,7 @@ static void send_slot(struct copier *c)
     c->filling = NULL;
     if (!sl || sl->npages == 0) return;
     read_slot(c, sl); /* the slot is ours until it is queued */
-    /* A chunk of zeros (memory written with zeros) is dropped here: it spares the writer, the busier side. */
+    /* A chunk of zeros (memory written with zeros) is dropped here, before the hand-off: the writer never wakes. */
     size_t k = 0;
     while (k < sl->npages && page_is_zero(sl->buf + k * PAGE)) k++;
     if (k == sl->npages) return;

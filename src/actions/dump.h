@@ -1,7 +1,9 @@
 /* dump: a gdb-loadable ELF core of a live process, written by diagtop itself. Everything that can be read
  * before the stop is (mappings, auxv, names); while stopped only registers and memory are copied, sparse (pages
- * never touched are not read, pages of zeros not written); headers and notes are written after the process runs
- * again. The file is created 0600 under a temporary name and renamed without ever replacing a file. */
+ * never touched, and with CAP_SYS_ADMIN pages mapped to the shared zero page, are not read; pages of zeros are
+ * not written); headers and notes are written after the process runs again. Any number of mappings: from
+ * 65,535 program headers on, the count is in section header 0 as the kernel writes it. The file is created
+ * 0600 under a temporary name and renamed without ever replacing a file. */
 #ifndef DIAGTOP_DUMP_H
 #define DIAGTOP_DUMP_H
 #include <signal.h>
