@@ -2,9 +2,9 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson libunwind-ptrace libunwind-generic libdw
+PKGS := libproc2 ncursesw libcjson libdw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g
@@ -59,8 +59,33 @@ build/targets/%: tests/targets/%.c
 build/targets/threads-stripped: build/targets/threads
 	strip -o $@ $<
 
-# A Go program (standard library only) and a JVM class, for runtime detection and the agents.
+# One unwinding target built the ways binaries come: without frame pointers; with only .debug_frame (no unwind
+# tables in .eh_frame); a stripped PIE whose debug info is in a separate file found by its debuglink. And C++.
+UNWIND_SRC := tests/targets/unwind/unwindme.c
+UNWIND_BIN := build/targets/unwind-nofp build/targets/unwind-debugframe build/targets/unwind-stripped build/targets/throwing
+TARGET_CC = $(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall
+build/targets/unwind-nofp: $(UNWIND_SRC)
+	@mkdir -p $(dir $@)
+	$(TARGET_CC) -fomit-frame-pointer -o $@ $<
+build/targets/unwind-debugframe: $(UNWIND_SRC)
+	@mkdir -p $(dir $@)
+	$(TARGET_CC) -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-exceptions -o $@ $<
+build/targets/unwind-stripped: $(UNWIND_SRC)
+	@mkdir -p $(dir $@)
+	$(TARGET_CC) -fPIE -pie -o $@.full $<
+	objcopy --only-keep-debug $@.full $@.debug
+	strip --strip-all -o $@ $@.full
+	objcopy --add-gnu-debuglink=$@.debug $@
+	rm -f $@.full
+build/targets/throwing: tests/targets/unwind/throwing.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -g -O2 -pthread -Wall -o $@ $<
+
+# Go programs (standard library only) and a JVM class, for runtime detection, the agents and Go stacks.
 build/targets/gopsy: tests/targets/gopsy/main.go
+	@mkdir -p $(dir $@) build/gocache
+	GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
+build/targets/gostacks: tests/targets/gostacks/main.go
 	@mkdir -p $(dir $@) build/gocache
 	GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
 
@@ -70,7 +95,8 @@ build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
-targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/java/Sleeper.class
+targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/targets/gopsy build/targets/gostacks \
+         build/targets/java/Sleeper.class
 
 run: all
 	./build/diagtop

@@ -4,10 +4,10 @@
 # apt's own output goes to a log that is shown only when the installation fails.
 set -eu
 
-build_pkgs="gcc make pkg-config libproc2-dev libncurses-dev libcjson-dev libunwind-dev libdw-dev libelf-dev"
+build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev"
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
-# for names inside libc, g++ for a C++ target, Go and a JDK for runtime targets.
-test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 g++ binutils golang-go openjdk-17-jdk-headless"
+# for names inside libc, Go and a JDK for runtime targets. (g++ builds: libstdc++ demangles C++ names; a C++ target.)
+test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless"
 
 pkgs=$build_pkgs
 why="to build diagtop"

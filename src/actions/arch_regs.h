@@ -1,5 +1,5 @@
-/* arch_regs: a stopped thread's general registers, read in one ptrace call, and libunwind's register numbers
- * mapped onto them. One implementation per architecture (arch_x86_64.c). */
+/* arch_regs: a stopped thread's general registers, read in one ptrace call, and the DWARF register numbers
+ * (the psABI's) mapped onto them for the unwinder. One implementation per architecture (arch_x86_64.c). */
 #ifndef DIAGTOP_ARCH_REGS_H
 #define DIAGTOP_ARCH_REGS_H
 #include <sys/user.h>
@@ -10,9 +10,11 @@ struct arch_regs {
 
 /* Reads the registers of a thread in a ptrace stop. Returns 0 or -errno. */
 int arch_regs_read(int tid, struct arch_regs *r);
-/* Value of libunwind register number regnum; returns 0 or -1 for a register not held here. */
-int arch_regs_get(const struct arch_regs *r, int regnum, unsigned long long *value);
-/* The stack pointer. */
+/* The DWARF registers 0..n-1 the unwinder starts from (x86_64: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15,
+ * and the return address column, 16, holding rip). Writes at most max; returns how many. */
+#define ARCH_DWARF_REGS 17
+int arch_regs_dwarf(const struct arch_regs *r, unsigned long long *out, int max);
+unsigned long long arch_regs_pc(const struct arch_regs *r);
 unsigned long long arch_regs_sp(const struct arch_regs *r);
 
 /* Everything a core file keeps of a thread: general registers (NT_PRSTATUS's pr_reg), the FPU area

@@ -1,6 +1,5 @@
-/* x86_64 registers for the unwinder. */
+/* x86_64 registers for the unwinder and for core files. */
 #include <errno.h>
-#include <libunwind.h>
 #include <stddef.h>
 #include <elf.h>
 #include <stdlib.h>
@@ -14,32 +13,18 @@ int arch_regs_read(int tid, struct arch_regs *r)
     return ptrace(PTRACE_GETREGS, tid, 0, &r->gp) < 0 ? -errno : 0;
 }
 
-int arch_regs_get(const struct arch_regs *r, int regnum, unsigned long long *value)
+int arch_regs_dwarf(const struct arch_regs *r, unsigned long long *out, int max)
 {
     const struct user_regs_struct *g = &r->gp;
-    switch (regnum) {
-    case UNW_X86_64_RAX: *value = g->rax; break;
-    case UNW_X86_64_RDX: *value = g->rdx; break;
-    case UNW_X86_64_RCX: *value = g->rcx; break;
-    case UNW_X86_64_RBX: *value = g->rbx; break;
-    case UNW_X86_64_RSI: *value = g->rsi; break;
-    case UNW_X86_64_RDI: *value = g->rdi; break;
-    case UNW_X86_64_RBP: *value = g->rbp; break;
-    case UNW_X86_64_RSP: *value = g->rsp; break;
-    case UNW_X86_64_R8: *value = g->r8; break;
-    case UNW_X86_64_R9: *value = g->r9; break;
-    case UNW_X86_64_R10: *value = g->r10; break;
-    case UNW_X86_64_R11: *value = g->r11; break;
-    case UNW_X86_64_R12: *value = g->r12; break;
-    case UNW_X86_64_R13: *value = g->r13; break;
-    case UNW_X86_64_R14: *value = g->r14; break;
-    case UNW_X86_64_R15: *value = g->r15; break;
-    case UNW_X86_64_RIP: *value = g->rip; break;
-    default: return -1;
-    }
-    return 0;
+    const unsigned long long all[ARCH_DWARF_REGS] = {g->rax, g->rdx, g->rcx, g->rbx, g->rsi, g->rdi, g->rbp, g->rsp,
+                                                     g->r8,  g->r9,  g->r10, g->r11, g->r12, g->r13, g->r14, g->r15,
+                                                     g->rip};
+    int n = max < ARCH_DWARF_REGS ? max : ARCH_DWARF_REGS;
+    for (int i = 0; i < n; i++) out[i] = all[i];
+    return n;
 }
 
+unsigned long long arch_regs_pc(const struct arch_regs *r) { return r->gp.rip; }
 unsigned long long arch_regs_sp(const struct arch_regs *r) { return r->gp.rsp; }
 
 int arch_core_regs_read(int tid, struct arch_core_regs *r)

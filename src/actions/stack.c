@@ -1,23 +1,24 @@
 #include "stack.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../collect/procstat.h"
 #include "../util/clock.h"
 #include "../util/fileio.h"
+#include "modules.h"
 #include "ptrace_session.h"
-#include "unwind.h"
+
+#define MAX_SAMPLES 16384
 
 struct stack_cache {
     int pid;
     unsigned long long start_ticks; /* identity of the process the caches belong to */
+    struct modules *modules;
     struct unwinder *unwinder;
     struct symbolizer *sym;
 };
@@ -36,8 +37,10 @@ static void cache_reset(struct stack_cache *c)
 {
     unwinder_free(c->unwinder);
     symbolizer_free(c->sym);
+    modules_free(c->modules);
     c->unwinder = NULL;
     c->sym = NULL;
+    c->modules = NULL;
 }
 
 void stack_cache_free(struct stack_cache *c)
@@ -47,32 +50,79 @@ void stack_cache_free(struct stack_cache *c)
     free(c);
 }
 
-/* ---- thread facts, read before the stop ---- */
+/* ---- thread facts, read around the stop ---- */
 
-/* Name, state (as it was before the stop) and CPU% over the sample. */
-static void fill_thread_facts(struct stack_thread *t, const struct thread_sample *before, int nbefore,
-                              const struct thread_sample *after, int nafter, double seconds, long hertz)
+static const struct thread_sample *sample_of(const struct thread_sample *s, int n, int tid)
 {
+    for (int i = 0; i < n; i++)
+        if (s[i].tid == tid) return &s[i];
+    return NULL;
+}
+
+/* Name and state as they were before the stop; CPU% over the sample, the stop excluded (nothing ran then).
+ * schedstat's nanoseconds where the kernel has them, else clock ticks. */
+static void fill_thread_facts(struct stack_thread *t, const struct thread_sample *before, int nbefore,
+                              const struct thread_sample *after, int nafter, double running_seconds, long hertz)
+{
+    const struct thread_sample *b = sample_of(before, nbefore, t->tid), *a = sample_of(after, nafter, t->tid);
+    const struct thread_sample *facts = b ? b : a;
     t->cpu_percent = -1;
-    for (int i = 0; i < nafter; i++) {
-        if (after[i].tid != t->tid) continue;
-        snprintf(t->name, sizeof t->name, "%s", after[i].name);
-        t->state = after[i].state;
-        for (int k = 0; k < nbefore && seconds > 0; k++)
-            if (before[k].tid == t->tid && after[i].ticks >= before[k].ticks)
-                t->cpu_percent = 100.0 * (double)(after[i].ticks - before[k].ticks) / ((double)hertz * seconds);
+    if (facts) {
+        snprintf(t->name, sizeof t->name, "%s", facts->name);
+        t->state = facts->state;
     }
+    if (!a || !b || running_seconds <= 0) return;
+    if (a->runtime_ns >= 0 && b->runtime_ns >= 0 && a->runtime_ns >= b->runtime_ns)
+        t->cpu_percent = 100.0 * (double)(a->runtime_ns - b->runtime_ns) / 1e9 / running_seconds;
+    else if (a->ticks >= b->ticks)
+        t->cpu_percent = 100.0 * (double)(a->ticks - b->ticks) / ((double)hertz * running_seconds);
+    if (t->cpu_percent > 100.0) t->cpu_percent = 100.0; /* sampling jitter on a thread that never slept */
 }
 
 /* ---- naming, after the process runs again ---- */
+
+/* Go's stacks: a goroutine starts on a return address into runtime.goexit, and runtime.mcall, systemstack and
+ * morestack switch between a goroutine's stack and its thread's. What unwinds past one of them is not this stack
+ * (eu-stack goes on into whatever the words there point at): the stack ends there. A thread's own stack begins in
+ * clone, mstart or rt0_go, where unwinding may end without an error being a truncation. */
+static int go_stack_switch(const char *function)
+{
+    static const char *const switches[] = {"runtime.goexit", "runtime.mcall", "runtime.systemstack",
+                                           "runtime.morestack"};
+    for (size_t i = 0; function && i < sizeof switches / sizeof switches[0]; i++) {
+        size_t n = strlen(switches[i]);
+        if (strncmp(function, switches[i], n) == 0 && (function[n] == '\0' || strcmp(function + n, ".abi0") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int go_thread_root(const char *function)
+{
+    return function && (strncmp(function, "runtime.clone", 13) == 0 || strncmp(function, "runtime.mstart", 14) == 0 ||
+                        strncmp(function, "runtime.rt0_go", 14) == 0);
+}
+
+/* Ends a Go stack at its switch point (dropping the frames past it) and clears an error that is just its end. */
+static void trim_go_stack(struct stack_thread *t)
+{
+    for (int i = 0; i < t->nframes; i++) {
+        if (t->frames[i].inlined || !go_stack_switch(t->frames[i].function)) continue;
+        for (int k = i + 1; k < t->nframes; k++) stack_frame_clear(&t->frames[k]);
+        t->nframes = i + 1;
+        t->error[0] = '\0';
+        return;
+    }
+    if (t->nframes > 0 && go_thread_root(t->frames[t->nframes - 1].function)) t->error[0] = '\0';
+}
 
 static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int source)
 {
     struct stack_frame tmp[STACK_MAX_FRAMES];
     int n = 0;
     for (int i = 0; i < t->npcs && n < STACK_MAX_FRAMES; i++) {
-        if (sy) n += symbolizer_lookup(sy, t->pcs[i], i > 0, source, tmp + n, STACK_MAX_FRAMES - n);
-        else tmp[n++] = (struct stack_frame){.pc = t->pcs[i]};
+        if (sy) n += symbolizer_lookup(sy, t->pcs[i].pc, !t->pcs[i].exact, source, tmp + n, STACK_MAX_FRAMES - n);
+        else tmp[n++] = (struct stack_frame){.pc = t->pcs[i].pc};
     }
     t->frames = calloc((size_t)(n ? n : 1), sizeof *t->frames);
     if (!t->frames) {
@@ -81,6 +131,7 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
     }
     memcpy(t->frames, tmp, (size_t)n * sizeof *tmp);
     t->nframes = n;
+    trim_go_stack(t);
 }
 
 static unsigned long long start_ticks_of(int pid)
@@ -89,7 +140,29 @@ static unsigned long long start_ticks_of(int pid)
     return procstat_read(pid, 0, &ps) == 0 ? ps.starttime : 0;
 }
 
-/* Makes sure cache holds an unwinder (and maybe a symbolizer) for this very process. */
+/* After /proc/PID/maps could not be read: the process is gone (ESRCH) or belongs to someone we may not trace
+ * (EPERM, with the reason naming what is missing). Returns 1 when err now says which. */
+static int access_denied_or_gone(int pid, char *err, size_t errlen)
+{
+    struct procstat ps;
+    if (procstat_read(pid, 0, &ps) < 0 || ps.state == 'Z' || ps.state == 'X') {
+        snprintf(err, errlen, "process %d exited", pid);
+        return 1;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC); /* procfs checks ptrace access at open, not by mode bits */
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno != EACCES && errno != EPERM) return 0;
+    ptrace_session_explain_eperm(pid, err, errlen);
+    return 1;
+}
+
+/* Makes sure cache holds the modules, unwinder and symbolizer of this very process, with the unwind tables of
+ * every module loaded: nothing is read from files once the process is stopped. */
 static int cache_prepare(struct stack_cache *cache, int pid, char *err, size_t errlen)
 {
     unsigned long long start = start_ticks_of(pid);
@@ -98,9 +171,16 @@ static int cache_prepare(struct stack_cache *cache, int pid, char *err, size_t e
         cache->pid = pid;
         cache->start_ticks = start;
     }
-    if (!cache->unwinder) cache->unwinder = unwinder_new(pid);
-    if (!cache->unwinder || unwinder_prepare(cache->unwinder) < 0) {
-        snprintf(err, errlen, "libunwind: cannot create an address space");
+    int rc = cache->modules ? modules_sync(cache->modules, err, errlen) : 0;
+    if (rc == 0 && !cache->modules && !(cache->modules = modules_new(pid, err, errlen))) rc = -EIO;
+    if (rc < 0) { /* the mappings could not be read: say why as the ptrace attempt would */
+        if (access_denied_or_gone(pid, err, errlen)) return -EPERM;
+        return rc;
+    }
+    if (!cache->unwinder) cache->unwinder = unwinder_new(cache->modules);
+    if (!cache->sym) cache->sym = symbolizer_new(cache->modules);
+    if (!cache->unwinder || !cache->sym || unwinder_prepare(cache->unwinder) < 0) {
+        snprintf(err, errlen, "cannot prepare the unwinder: %s", dwfl_errmsg(-1));
         return -ENOMEM;
     }
     return 0;
@@ -142,7 +222,6 @@ static int capture_stopped(int pid, const struct stack_options *o, struct unwind
 
 int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen)
 {
-    enum { MAX_SAMPLES = 16384 };
     memset(out, 0, sizeof *out);
     out->pid = pid;
     double t0 = clock_monotonic_seconds();
@@ -153,36 +232,37 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     if (fileio_read_at(AT_FDCWD, path, out->comm, sizeof out->comm) > 0) out->comm[strcspn(out->comm, "\n")] = '\0';
 
     struct stack_cache local = {0}, *cache = o->cache ? o->cache : &local;
-    struct thread_sample *before = calloc(MAX_SAMPLES, sizeof *before), *after = calloc(MAX_SAMPLES, sizeof *after);
-    if (!before || !after) {
+    struct thread_sample *before = calloc(MAX_SAMPLES, sizeof *before), *after = NULL;
+    int nbefore = 0, nafter = 0;
+    if (!before || (o->cpu_sample > 0 && !(after = calloc(MAX_SAMPLES, sizeof *after)))) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         goto out;
     }
-    /* Thread names, states and CPU% are read before stopping anything; CPU% needs an interval. */
-    int nbefore = o->cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX_SAMPLES) : 0;
+    /* Names and states before anything stops; the CPU sample starts here and runs across the capture. */
     double sample_start = clock_monotonic_seconds();
-    if (nbefore) clock_sleep(o->cpu_sample, o->cancel);
-    int nafter = procstat_sample_threads(pid, after, MAX_SAMPLES);
-    double sample_seconds = clock_monotonic_seconds() - sample_start;
-    if (o->cancel && *o->cancel) {
-        snprintf(err, errlen, "cancelled");
-        rc = -ECANCELED;
-        goto out;
-    }
+    nbefore = procstat_sample_threads(pid, before, MAX_SAMPLES, o->cpu_sample > 0);
 
     if ((rc = cache_prepare(cache, pid, err, errlen)) < 0) goto out;
     if ((rc = capture_stopped(pid, o, cache->unwinder, out, err, errlen)) < 0) goto out;
 
-    /* Running again: name the frames. */
+    /* Running again: name the frames, then end the CPU sample. */
+    for (int i = 0; i < out->nthreads; i++) symbolize_thread(cache->sym, &out->threads[i], o->source);
+    double running = 0;
+    if (o->cpu_sample > 0) {
+        double left = sample_start + o->cpu_sample - clock_monotonic_seconds();
+        if (left > 0) clock_sleep(left, o->cancel);
+        nafter = procstat_sample_threads(pid, after, MAX_SAMPLES, 1);
+        running = clock_monotonic_seconds() - sample_start - out->stopped_ms / 1000.0;
+    }
     long hertz = sysconf(_SC_CLK_TCK);
     for (int i = 0; i < out->nthreads; i++)
-        fill_thread_facts(&out->threads[i], before, nbefore, after, nafter, sample_seconds, hertz);
-    if (!cache->sym) {
-        char symerr[256];
-        cache->sym = symbolizer_new(pid, symerr, sizeof symerr); /* NULL: frames stay bare addresses */
+        fill_thread_facts(&out->threads[i], before, nbefore, after, nafter, running, hertz);
+    if (o->cancel && *o->cancel) { /* asked to stop (Esc, SIGTERM): the process runs again; say so */
+        snprintf(err, errlen, "cancelled");
+        rc = -ECANCELED;
+        goto out;
     }
-    for (int i = 0; i < out->nthreads; i++) symbolize_thread(cache->sym, &out->threads[i], o->source);
     out->total_ms = (clock_monotonic_seconds() - t0) * 1000.0;
 out:
     free(before);

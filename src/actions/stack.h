@@ -1,11 +1,14 @@
 /* stack: every thread's stack of one process. The threads are stopped together only while their registers are
- * read and unwound (libunwind over ptrace); naming frames (libdw) happens after the process runs again. */
+ * read and their stacks unwound to bare PCs (elfutils' unwinder; tables loaded before the stop); naming frames
+ * (libdw) happens after the process runs again. Per-thread CPU% is measured over an interval that spans the
+ * preparation, the capture and the naming, so it costs no extra wall time. */
 #ifndef DIAGTOP_STACK_H
 #define DIAGTOP_STACK_H
 #include <signal.h>
 #include <stddef.h>
 
 #include "symbolize.h"
+#include "unwind.h"
 
 #define STACK_MAX_FRAMES 256
 
@@ -13,8 +16,8 @@ struct stack_thread {
     int tid;
     char name[64];     /* raw bytes of /proc/PID/task/TID/comm */
     char state;        /* before the stop */
-    double cpu_percent; /* over the sample before the stop; -1 when not sampled */
-    unsigned long long pcs[STACK_MAX_FRAMES];
+    double cpu_percent; /* over the sample around the capture (the stop itself excluded); -1 when not sampled */
+    struct unwind_frame pcs[STACK_MAX_FRAMES];
     int npcs;
     struct stack_frame *frames; /* symbolized (inlined calls expanded) */
     int nframes;
@@ -36,7 +39,7 @@ struct stack_cache; /* per-process state kept across snapshots (unwind caches, s
 struct stack_options {
     int tid;            /* 0: all threads; else only this one */
     int source;         /* file:line and inlined frames */
-    double cpu_sample;  /* seconds of CPU sampling before the stop; 0: none */
+    double cpu_sample;  /* seconds of CPU sampling, starting before the stop (the capture overlaps it); 0: none */
     double timeout;     /* seconds allowed for every thread to stop */
     const volatile sig_atomic_t *cancel;
     struct stack_cache *cache; /* NULL: one-shot */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "debuginfo_cache.h"
+#include "modules.h"
 
 #define CACHE_BUCKETS 1024
 #define MAX_INLINE 16
@@ -22,14 +22,9 @@ struct cached {
 };
 
 struct symbolizer {
-    int pid;
-    Dwfl *dwfl;
+    struct modules *m;
+    unsigned generation; /* of the modules the cache was filled from */
     struct cached *buckets[CACHE_BUCKETS];
-};
-
-static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
 };
 
 void stack_frame_clear(struct stack_frame *f)
@@ -52,38 +47,12 @@ static void cache_clear(struct symbolizer *sy)
     }
 }
 
-int symbolizer_refresh(struct symbolizer *sy, char *err, size_t errlen)
-{
-    cache_clear(sy);
-    if (sy->dwfl) dwfl_end(sy->dwfl);
-    sy->dwfl = dwfl_begin(&proc_callbacks);
-    if (!sy->dwfl) {
-        snprintf(err, errlen, "libdw: %s", dwfl_errmsg(-1));
-        return -ENOMEM;
-    }
-    dwfl_report_begin(sy->dwfl);
-    int rc = dwfl_linux_proc_report(sy->dwfl, sy->pid);
-    dwfl_report_end(sy->dwfl, NULL, NULL);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot read the mappings of %d: %s", sy->pid,
-                 rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
-        return rc > 0 ? -rc : -EIO;
-    }
-    return 0;
-}
-
-struct symbolizer *symbolizer_new(int pid, char *err, size_t errlen)
+struct symbolizer *symbolizer_new(struct modules *m)
 {
     struct symbolizer *sy = calloc(1, sizeof *sy);
-    if (!sy) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    sy->pid = pid;
-    if (symbolizer_refresh(sy, err, errlen) < 0) {
-        symbolizer_free(sy);
-        return NULL;
-    }
+    if (!sy) return NULL;
+    sy->m = m;
+    sy->generation = modules_generation(m);
     return sy;
 }
 
@@ -91,7 +60,6 @@ void symbolizer_free(struct symbolizer *sy)
 {
     if (!sy) return;
     cache_clear(sy);
-    if (sy->dwfl) dwfl_end(sy->dwfl);
     free(sy);
 }
 
@@ -104,16 +72,31 @@ static char *basename_dup(const char *path)
     return strdup(slash ? slash + 1 : path);
 }
 
-/* The name of a DIE, following DW_AT_abstract_origin / DW_AT_specification (inlined instances carry no name). */
+/* A function's name as a debugger shows it: C++ (and legacy Rust) symbols demangled; others as they are. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status); /* libstdc++'s, C linkage */
+
+static char *demangled_dup(const char *name)
+{
+    if (!name) return NULL;
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = -1;
+        char *d = __cxa_demangle(name, NULL, NULL, &status);
+        if (d && status == 0) return d;
+        free(d);
+    }
+    return strdup(name);
+}
+
+/* The name of a function's DIE as eu-stack and gdb show it: the linkage name (the symbol, so C++ overloads and
+ * glibc's internal aliases are told apart), else DW_AT_name; both through DW_AT_abstract_origin and
+ * DW_AT_specification, since inlined instances and out-of-line definitions carry neither themselves. */
 static const char *die_name(Dwarf_Die *die)
 {
     Dwarf_Attribute attr;
-    const char *name = dwarf_diename(die);
-    if (name) return name;
-    Dwarf_Die origin;
-    if (dwarf_attr_integrate(die, DW_AT_name, &attr)) return dwarf_formstring(&attr);
-    if (dwarf_attr(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin)) return die_name(&origin);
-    return NULL;
+    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!name) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    if (!name) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+    return name;
 }
 
 /* File name number idx of the CU's line table. */
@@ -125,12 +108,13 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
     return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-/* Fills frames for pc: the inlined chain from libdw's scopes, then the containing function. */
+/* Fills frames for pc: the chain of inlined calls from libdw's scopes (innermost first), then the function that
+ * contains them. Names come from DWARF where there is any, else from the symbol table. */
 static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
                            struct stack_frame *out, int max)
 {
     Dwarf_Addr addr = return_address && pc > 0 ? pc - 1 : pc;
-    Dwfl_Module *mod = dwfl_addrmodule(sy->dwfl, addr);
+    Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(sy->m), addr);
     struct stack_frame base = {.pc = pc};
     if (!mod) {
         out[0] = base;
@@ -141,51 +125,55 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     base.module = basename_dup(mod_name);
     GElf_Off sym_off = 0;
     GElf_Sym sym;
-    const char *fn = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
-    if (fn) {
-        base.function = strdup(fn);
-        base.offset = pc - (addr - sym_off);
-    } else {
-        base.offset = pc - mod_start;
+    const char *symbol = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
+    base.offset = symbol ? pc - (addr - sym_off) : pc - mod_start;
+
+    /* The innermost function-like scope at the PC, then the chain of DIEs that really contain it (dwarf_getscopes
+     * continues past an inlined call into its abstract definition; dwarf_getscopes_die follows where it was
+     * inlined): inlined calls, innermost first, up to the function that contains them. As eu-stack -i does. */
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = modules_addrdie(sy->m, mod, addr, &bias);
+    Dwarf_Die *scopes = NULL, *chain = NULL, *inner = NULL;
+    int nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, nchain = 0;
+    for (int i = 0; i < nscopes && !inner; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point)
+            inner = &scopes[i];
     }
-    if (want_source) {
-        Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
-        int lineno = 0;
-        const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-        base.file = dup_or_null(file);
-        base.line = lineno;
-    }
+    if (inner) nchain = dwarf_getscopes_die(inner, &chain);
+    const char *function = NULL;
+    for (int i = 0; i < nchain && !function; i++)
+        if (dwarf_tag(&chain[i]) == DW_TAG_subprogram || dwarf_tag(&chain[i]) == DW_TAG_entry_point)
+            function = die_name(&chain[i]);
+    base.function = demangled_dup(function ? function : symbol);
+
     int n = 0;
-    if (want_source) {
-        /* Scopes run from the innermost: each inlined subroutine is a frame whose caller is the next scope,
-         * called from DW_AT_call_file:DW_AT_call_line. */
-        Dwarf_Addr bias;
-        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-        Dwarf_Die *scopes = NULL;
-        int nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-        char *file = base.file ? strdup(base.file) : NULL;
-        int line = base.line;
-        for (int i = 0; i < nscopes && n < max - 1 && n < MAX_INLINE; i++) {
-            if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
-            const char *name = die_name(&scopes[i]);
-            out[n++] = (struct stack_frame){pc, 1, dup_or_null(name), 0, file, line, dup_or_null(base.module)};
+    if (want_source && cu) {
+        Dwarf_Line *where = dwarf_getsrc_die(cu, addr - bias);
+        char *file = where ? dup_or_null(dwarf_linesrc(where, NULL, NULL)) : NULL;
+        int line = 0;
+        if (where) dwarf_lineno(where, &line);
+        /* Each inlined call is a frame whose caller is the next scope, called from its
+         * DW_AT_call_file:DW_AT_call_line; the containing function sits at the outermost inlined call's site. */
+        for (int i = 0; i < nchain && n < max - 1 && n < MAX_INLINE; i++) {
+            int tag = dwarf_tag(&chain[i]);
+            if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) break;
+            if (tag != DW_TAG_inlined_subroutine) continue;
+            out[n++] = (struct stack_frame){pc, 1, demangled_dup(die_name(&chain[i])), 0, file, line,
+                                            dup_or_null(base.module)};
             Dwarf_Attribute attr;
             Dwarf_Word cf = 0, cl = 0;
-            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cf) == 0)
+            if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &cf) == 0)
                 file = dup_or_null(cu_file(cu, cf));
             else
                 file = NULL;
-            line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
+            line = dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
         }
-        free(scopes);
-        if (n > 0) { /* the outermost function sits at the last inlined call's call site */
-            free(base.file);
-            base.file = file;
-            base.line = line;
-        } else {
-            free(file);
-        }
+        base.file = file;
+        base.line = line;
     }
+    free(scopes);
+    free(chain);
     out[n++] = base;
     return n;
 }
@@ -203,6 +191,10 @@ int symbolizer_lookup(struct symbolizer *sy, unsigned long long pc, int return_a
                       struct stack_frame *out, int max)
 {
     if (max <= 0) return 0;
+    if (sy->generation != modules_generation(sy->m)) { /* the mappings changed: old answers may be wrong */
+        cache_clear(sy);
+        sy->generation = modules_generation(sy->m);
+    }
     struct cached **b = &sy->buckets[(pc >> 2) % CACHE_BUCKETS];
     struct cached *c;
     for (c = *b; c; c = c->next)

@@ -1,6 +1,6 @@
-/* symbolize: program counters -> function+offset, file:line and the chain of inlined calls, with libdw, for a
- * running (not stopped) process. Results are cached per PC: a busy server has hundreds of threads parked on the
- * same few PCs. */
+/* symbolize: program counters -> function+offset, file:line and the chain of inlined calls, with libdw over the
+ * process's modules, for a running (not stopped) process. Results are cached per PC (a busy server has hundreds
+ * of threads parked on the same few PCs) until the modules are rebuilt. */
 #ifndef DIAGTOP_SYMBOLIZE_H
 #define DIAGTOP_SYMBOLIZE_H
 #include <stddef.h>
@@ -17,10 +17,10 @@ struct stack_frame {
 
 struct symbolizer;
 
-/* Reports the modules mapped in pid now. Returns NULL with a reason. */
-struct symbolizer *symbolizer_new(int pid, char *err, size_t errlen);
-/* Reads the process's mappings again (after dlopen/dlclose or an exec). */
-int symbolizer_refresh(struct symbolizer *sy, char *err, size_t errlen);
+struct modules;
+
+/* A symbolizer over m (which must outlive it). NULL when out of memory. */
+struct symbolizer *symbolizer_new(struct modules *m);
 /* Expands one unwound PC into frames (innermost inlined call first). return_address: the PC is a return address
  * (every frame but the innermost), so lookups use pc - 1. Writes at most max frames, returns how many. */
 int symbolizer_lookup(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,

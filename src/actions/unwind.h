@@ -1,20 +1,31 @@
-/* unwind: program counters of a stopped thread's stack with libunwind, without libunwind-ptrace's per-word
- * ptrace calls: registers come from one PTRACE_GETREGS per thread and memory from a page cache filled with
- * process_vm_readv, shared by every thread of one stop (the process is stopped, so memory does not change).
- * Unwind tables are found by libunwind-ptrace from the mapped ELF files and cached across threads. */
+/* unwind: the return addresses of a thread's stack, from its registers and its memory, with elfutils' unwinder
+ * (libdwfl's frame API): DWARF CFI from .eh_frame, else .debug_frame (also in a separate debug file found by
+ * build-id or debuglink, compressed or not), and only then frame pointers. This is what eu-stack uses, so frames
+ * match it; diagtop supplies the thread state itself: registers from one PTRACE_GETREGS, memory from a page cache
+ * filled with process_vm_readv and shared by every thread of one stop (the process is stopped: memory is
+ * constant). Unwind tables come from the process's modules, loaded before the stop (modules_prepare_unwind). */
 #ifndef DIAGTOP_UNWIND_H
 #define DIAGTOP_UNWIND_H
 #include <stddef.h>
 
+#include "modules.h"
+
 struct unwinder;
 
-struct unwinder *unwinder_new(int pid);
+/* One frame: its PC, and whether the PC is exact (the innermost frame, or one interrupted by a signal) rather
+ * than a return address (whose call instruction is at pc - 1). */
+struct unwind_frame {
+    unsigned long long pc;
+    int exact;
+};
+
+struct unwinder *unwinder_new(struct modules *m);
 void unwinder_free(struct unwinder *u);
-/* Before stopping: reloads what it knows of the mappings when they changed (exec, dlopen). Returns 0 or -ENOMEM. */
+/* Before stopping: (re)attaches to the modules' Dwfl when it was rebuilt. Returns 0 or -ENOMEM. */
 int unwinder_prepare(struct unwinder *u);
 /* In a new stop: memory read in an earlier stop is stale. */
 void unwinder_begin(struct unwinder *u);
-/* Unwinds thread tid (in a ptrace stop) into pcs; returns the count. why gets the reason when unwinding ended
+/* Unwinds thread tid (in a ptrace stop) into frames; returns the count. why gets the reason when unwinding ended
  * before the outermost frame ("" otherwise). */
-int unwinder_thread(struct unwinder *u, int tid, unsigned long long *pcs, int max, char *why, size_t whylen);
+int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen);
 #endif

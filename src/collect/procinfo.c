@@ -367,7 +367,7 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
 {
     enum { MAX = 8192 };
     struct thread_sample *before = calloc(MAX, sizeof *before);
-    int nbefore = before && cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX) : 0;
+    int nbefore = before && cpu_sample > 0 ? procstat_sample_threads(pid, before, MAX, 0) : 0;
     double t0 = clock_monotonic_seconds();
     if (nbefore) clock_sleep(cpu_sample, NULL);
     double interval = clock_monotonic_seconds() - t0;

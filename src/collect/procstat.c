@@ -97,7 +97,17 @@ int procstat_read(int pid, int tid, struct procstat *out)
     return n > 0 ? procstat_parse(buf, (size_t)n, out) : -1;
 }
 
-int procstat_sample_threads(int pid, struct thread_sample *out, int max)
+/* The first field of /proc/PID/task/TID/schedstat: nanoseconds spent on a CPU. */
+static long long read_runtime_ns(int pid, int tid)
+{
+    char path[96], buf[128];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
+    ssize_t n = fileio_read_at(AT_FDCWD, path, buf, sizeof buf);
+    unsigned long long v;
+    return n > 0 && sscanf(buf, "%llu", &v) == 1 ? (long long)v : -1;
+}
+
+int procstat_sample_threads(int pid, struct thread_sample *out, int max, int with_runtime)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", pid);
@@ -109,7 +119,8 @@ int procstat_sample_threads(int pid, struct thread_sample *out, int max)
     while ((de = readdir(d)) && n < max) {
         int tid = atoi(de->d_name);
         if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
-        out[n] = (struct thread_sample){tid, ps.utime + ps.stime, ps.state, ""};
+        out[n] = (struct thread_sample){tid, ps.utime + ps.stime, with_runtime ? read_runtime_ns(pid, tid) : -1,
+                                        ps.state, ""};
         memcpy(out[n].name, ps.comm, sizeof out[n].name);
         n++;
     }

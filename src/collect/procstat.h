@@ -39,12 +39,13 @@ int procstat_read(int pid, int tid, struct procstat *out);
 struct thread_sample {
     int tid;
     unsigned long long ticks; /* utime + stime */
+    long long runtime_ns;     /* time on a CPU from schedstat (nanoseconds, precise over short intervals); -1 */
     char state;
     char name[PROCSTAT_COMM_MAX];
 };
 
-/* Samples every thread of pid (up to max); returns the count. */
-int procstat_sample_threads(int pid, struct thread_sample *out, int max);
+/* Samples every thread of pid (up to max); returns the count. with_runtime also reads each thread's schedstat. */
+int procstat_sample_threads(int pid, struct thread_sample *out, int max, int with_runtime);
 
 /* Parses statm ("size resident shared text lib data dt"). Returns 0 or -1. */
 int procstat_parse_statm(const char *buf, struct procstatm *out);

@@ -20,8 +20,10 @@ void stack_text_frame(char *buf, size_t bufsz, const struct stack_frame *f, int 
 
 static int same_stack(const struct stack_thread *a, const struct stack_thread *b)
 {
-    return a->npcs == b->npcs && memcmp(a->pcs, b->pcs, (size_t)a->npcs * sizeof a->pcs[0]) == 0 &&
-           strcmp(a->error, b->error) == 0;
+    if (a->npcs != b->npcs || strcmp(a->error, b->error) != 0) return 0;
+    for (int i = 0; i < a->npcs; i++)
+        if (a->pcs[i].pc != b->pcs[i].pc) return 0;
+    return 1;
 }
 
 static void cpu_text(char *buf, size_t n, double cpu)

@@ -1,0 +1,30 @@
+/* modules: the code mapped in one process as libdwfl sees it (executable, shared objects, vdso), with their unwind
+ * tables and debug information. The unwinder and the symbolizer share it: one Dwfl per process, kept across
+ * captures and rebuilt when /proc/PID/maps changes (exec, dlopen, dlclose). Debug files are found by build-id and
+ * debuglink (debuginfo_cache keeps decompressed copies). */
+#ifndef DIAGTOP_MODULES_H
+#define DIAGTOP_MODULES_H
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+
+struct modules;
+
+/* Reports the modules mapped in pid now. Returns NULL with a reason. */
+struct modules *modules_new(int pid, char *err, size_t errlen);
+void modules_free(struct modules *m);
+/* Reads the mappings again when they changed since the last report. Returns 0 or -errno with a reason. */
+int modules_sync(struct modules *m, char *err, size_t errlen);
+/* Loads, for every module, what unwinding may need: the ELF file, its .eh_frame table, and .debug_frame (from the
+ * file or its separate debug file) where .eh_frame is missing. Done before a stop, so that the stop window
+ * holds no file opening, decompression or table parsing. */
+void modules_prepare_unwind(struct modules *m);
+int modules_pid(const struct modules *m);
+Dwfl *modules_dwfl(struct modules *m);
+/* Increases each time the Dwfl is rebuilt: whatever was cached against the old one is stale. */
+unsigned modules_generation(const struct modules *m);
+
+/* The compilation unit DIE covering addr (module-relative, bias removed) in a module's DWARF, with the bias, like
+ * dwfl_module_addrdie, but also for binaries without .debug_aranges (Go's): then the CUs' own address ranges are
+ * indexed once per module. NULL when no CU covers it. */
+Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias);
+#endif
