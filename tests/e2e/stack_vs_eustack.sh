@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Stacks as complete as eu-stack's on every kind of binary: a Go program (unwind tables only in .debug_frame,
+# compressed DWARF without .debug_aranges), C built -O2 -fomit-frame-pointer, C with only .debug_frame, a stripped
+# PIE whose debug info is in a separate file (debuglink), C++ throwing and catching in a loop, and the -O2 threads
+# target. Each is stopped (SIGSTOP), so that eu-stack -i -s and diagtop see the same state, and compared frame by
+# frame (tests/tools/compare_eustack.py); then the known call chains are checked by name and file:line.
+. "$(dirname "$0")/../lib.sh"
+
+UNWINDME=$ROOT/tests/targets/unwind/unwindme.c
+line_of() { grep -n -- "$2" "$1" | head -1 | cut -d: -f1; }
+
+# capture NAME PID: eu-stack and diagtop on the stopped target, into $TMP/NAME.eu and $TMP/NAME.json.
+capture() {
+    local i
+    kill -STOP "$2"
+    for i in $(seq 50); do [ "$(awk '{print $3}' "/proc/$2/stat")" = T ] && break; sleep 0.05; done
+    timeout 60 eu-stack -i -s -p "$2" >"$TMP/$1.eu" 2>"$TMP/$1.eu.err"
+    "$DIAGTOP" stack --json --cpu-sample 0 "$2" >"$TMP/$1.json" 2>"$TMP/$1.err"
+    local rc=$?
+    kill -CONT "$2"
+    return $rc
+}
+
+# chain NAME THREAD FRAMES...: the thread named THREAD has these functions in a row (inlined calls included),
+# each as function[@line] (line: of the function's frame in the source of the target).
+chain() {
+    local name=$1 thread=$2
+    shift 2
+    python3 - "$TMP/$name.json" "$thread" "$@" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1])); thread = sys.argv[2]
+want = [(w.split("@")[0], int(w.split("@")[1]) if "@" in w else None) for w in sys.argv[3:]]
+for t in doc["threads"]:
+    if t["name"] != thread and not (thread == "main" and t["tid"] == doc["pid"]):
+        continue
+    got = [(f["function"], f.get("line")) for f in t["frames"]]
+    for i in range(len(got) - len(want) + 1):
+        if all(g[0] == w[0] and (w[1] is None or g[1] == w[1]) for g, w in zip(got[i:], want)):
+            sys.exit(0)
+    print("  %s: %s" % (thread, got), file=sys.stderr)
+    sys.exit(1)
+print("  no thread %s" % thread, file=sys.stderr)
+sys.exit(1)
+PY
+}
+
+for kind in unwind-nofp unwind-debugframe unwind-stripped threads; do
+    start_target "$kind" "$TARGETS/$kind" 3; P=$TARGET_PID
+    wait_ready "$kind" || fail "$kind did not start"
+    sleep 0.2
+    check "$kind: captured while stopped" capture "$kind" "$P"
+    check "$kind: at least eu-stack's frames, names and file:line" \
+        python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/$kind.eu" "$TMP/$kind.json"
+    [ "$kind" = threads ] && continue
+    check "$kind: a frameless leaf keeps its caller (spin_leaf <- spin_middle <- spinner)" chain "$kind" spinner \
+        "spin_leaf@$(line_of "$UNWINDME" 's += i ^')" "spin_middle@$(line_of "$UNWINDME" 'sink += spin_leaf')" \
+        "spinner@$(line_of "$UNWINDME" '    spin_middle();')" start_thread
+    check "$kind: a thread blocked in read() down to start_thread" chain "$kind" reader \
+        "read_blocked@$(line_of "$UNWINDME" 'while (read(pipe_fds')" reader start_thread
+    check "$kind: through glibc's qsort back to the caller" bash -c "
+        $(declare -f chain); TMP='$TMP'; chain '$kind' sorter compare_parked && \
+        python3 -c \"import json; t=[t for t in json.load(open('$TMP/$kind.json'))['threads'] if t['name']=='sorter'][0];
+f=[x['function'] for x in t['frames']]; assert f.index('sorter') > f.index('__GI___qsort_r') > f.index('compare_parked'), f\""
+    check "$kind: the main thread in main_wait <- main" chain "$kind" main main_wait main
+done
+
+start_target throwing "$TARGETS/throwing"; P=$TARGET_PID
+wait_ready throwing || fail "throwing did not start"
+for round in 1 2 3; do # the thrower is caught at a different point of its throw each time
+    check "C++ round $round: captured while stopped" capture throwing "$P"
+    check "C++ round $round: at least eu-stack's frames" \
+        python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/throwing.eu" "$TMP/throwing.json"
+done
+check "C++: demangled names of a namespaced class's methods" chain throwing parked \
+    "diag::Parker::wait_forever()" "diag::Parker::park(int)" "diag::Parker::park(int)"
+
+GOSRC=$ROOT/tests/targets/gostacks/main.go
+start_target gostacks "$TARGETS/gostacks"; P=$TARGET_PID
+wait_ready gostacks || fail "the Go target did not start"
+check "Go: captured while stopped" capture gostacks "$P"
+check "Go: at least eu-stack's frames" python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/gostacks.eu" "$TMP/gostacks.json"
+# The spinning goroutine runs on whichever thread, and now and then the scheduler preempts it: capture until it is
+# caught in its leaf (at most 5 times).
+spin_chain() {
+    python3 - "$TMP/gostacks-spin.json" "$(line_of "$GOSRC" 'func spinLeaf')" "$(line_of "$GOSRC" 'sink += spinLeaf')" \
+        "$(line_of "$GOSRC" 'go func() { spinMiddle() }()')" <<'PY'
+import json, sys
+leaf, middle, closure = map(int, sys.argv[2:5])
+for t in json.load(open(sys.argv[1]))["threads"]:
+    f = [(x["function"], x.get("line"), (x.get("file") or "").endswith("gostacks/main.go")) for x in t["frames"]]
+    if (len(f) >= 3 and f[0][0] == "main.spinLeaf" and leaf < f[0][1] <= leaf + 5 and f[0][2] and
+            f[1:3] == [("main.spinMiddle", middle, True), ("main.main.func1", closure, True)]):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+for i in 1 2 3 4 5; do
+    "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-spin.json" && spin_chain && break
+done
+check "Go: spinLeaf <- spinMiddle <- the closure, with main.go lines (a frameless leaf keeps its caller)" spin_chain
+check "Go: threads blocked in read(2) show syscall.Read (inlined) <- main.blockedRead <- main.reader" \
+    python3 - "$TMP/gostacks.json" "$(line_of "$GOSRC" 'syscall.Read(fd, b')" <<'PY'
+import json, sys
+line = int(sys.argv[2]); n = 0
+for t in json.load(open(sys.argv[1]))["threads"]:
+    f = [(x["function"], x["inlined"], x.get("line")) for x in t["frames"]]
+    for i in range(len(f) - 2):
+        if f[i][:2] == ("syscall.Read", True) and f[i + 1] == ("main.blockedRead", False, line) and f[i + 2][0] == "main.reader":
+            n += 1
+sys.exit(0 if n == 2 else 1)
+PY
+check "Go: runtime threads unwind to their roots without an error" python3 -c "
+import json
+d = json.load(open('$TMP/gostacks.json'))
+assert all(not t['error'] for t in d['threads']), [(t['tid'], t['error']) for t in d['threads'] if t['error']]
+assert any(f['function'] == 'runtime.futexsleep' for t in d['threads'] for f in t['frames'])"
+finish
