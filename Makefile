@@ -24,25 +24,37 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=build/targets/%)
 
 .PHONY: all deps test-deps run test bench install clean asan unit targets
 
-all: deps build/diagtop
+all: build/diagtop
 
+# Packages come first, under any -j: every compile waits (order-only) for a stamp that scripts/deps.sh leaves
+# once what is needed is installed. `make deps` / `make test-deps` check again.
+DEPS_STAMP := build/.deps-build
+TEST_DEPS_STAMP := build/.deps-test
 deps:
-	@scripts/deps.sh
+	@rm -f $(DEPS_STAMP) && $(MAKE) --no-print-directory $(DEPS_STAMP)
 
 test-deps:
+	@rm -f $(TEST_DEPS_STAMP) && $(MAKE) --no-print-directory $(TEST_DEPS_STAMP)
+
+$(DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh
+	@mkdir -p $(dir $@) && touch $@
+
+$(TEST_DEPS_STAMP): scripts/deps.sh
 	@scripts/deps.sh --test
+	@mkdir -p $(dir $@) && touch $@ $(DEPS_STAMP)
 
 build/diagtop: $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
 
-build/obj/%.o: %.c
+build/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 build/asan/diagtop: $(ASAN_OBJ)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(PKG_LIBS)
 
-build/asan/obj/%.o: %.c
+build/asan/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c -o $@ $<
 
@@ -93,6 +105,9 @@ build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 	@mkdir -p $(dir $@)
 	javac -d $(dir $@) $<
 
+$(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/gostacks \
+    build/targets/java/Sleeper.class: | $(TEST_DEPS_STAMP)
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/targets/gopsy build/targets/gostacks \
@@ -101,11 +116,12 @@ targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/target
 run: all
 	./build/diagtop
 
-test: test-deps
+test: $(TEST_DEPS_STAMP)
 	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop unit targets
 	@tests/run
 
-bench: all targets
+bench: $(TEST_DEPS_STAMP)
+	@$(MAKE) --no-print-directory build/diagtop targets
 	@bench/refresh
 	@bench/stack
 	@bench/dump

@@ -20,7 +20,8 @@ const char cmd_stack_usage[] =
     "      --no-source   no file:line (faster without debug information)\n"
     "      --no-group    one block per thread, even when stacks are identical\n"
     "      --cpu-sample SECONDS\n"
-    "                    per-thread CPU% is measured over this interval before the stop (default 0.1; 0: none)\n";
+    "                    per-thread CPU% over this interval, which starts before the stop and spans the capture\n"
+    "                    (default 0.1; 0: none)\n";
 
 /* A signal during the capture becomes a cancel request: the capture detaches and returns. */
 static volatile sig_atomic_t stack_cancel;
