@@ -2,7 +2,7 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson libdw
+PKGS := libproc2 ncursesw libcjson libdw zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 

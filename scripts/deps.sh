@@ -4,7 +4,7 @@
 # apt's own output goes to a log that is shown only when the installation fails.
 set -eu
 
-build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev"
+build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev zlib1g-dev"
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
 # for names inside libc, Go and a JDK for runtime targets. (g++ builds: libstdc++ demangles C++ names; a C++ target.)
 test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless"

@@ -1,0 +1,166 @@
+#include "results.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+void rt_frames_free(struct rt_frame *f, int n)
+{
+    for (int i = 0; f && i < n; i++) {
+        free(f[i].function);
+        free(f[i].file);
+    }
+    free(f);
+}
+
+struct rt_frame *rt_frames_dup(const struct rt_frame *f, int n)
+{
+    struct rt_frame *c = calloc((size_t)(n > 0 ? n : 1), sizeof *c);
+    if (!c) return NULL;
+    for (int i = 0; i < n; i++) {
+        c[i] = (struct rt_frame){dup_or_null(f[i].function), dup_or_null(f[i].file), f[i].line};
+        if ((f[i].function && !c[i].function) || (f[i].file && !c[i].file)) {
+            rt_frames_free(c, i + 1);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+void rt_stack_free(struct rt_stack *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct rt_thread *t = &s->threads[i];
+        free(t->name);
+        free(t->state);
+        free(t->created_by);
+        rt_frames_free(t->frames, t->nframes);
+    }
+    free(s->threads);
+    memset(s, 0, sizeof *s);
+}
+
+static struct rt_field *field_new(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit)
+{
+    if (fs->n == fs->cap) {
+        int cap = fs->cap ? fs->cap * 2 : 32;
+        struct rt_field *f = realloc(fs->f, (size_t)cap * sizeof *f);
+        if (!f) return NULL;
+        fs->f = f;
+        fs->cap = cap;
+    }
+    struct rt_field *f = &fs->f[fs->n];
+    memset(f, 0, sizeof *f);
+    f->section = strdup(section ? section : "");
+    f->key = strdup(key);
+    f->unit = unit;
+    if (!f->section || !f->key) {
+        free(f->section);
+        free(f->key);
+        return NULL;
+    }
+    fs->n++;
+    return f;
+}
+
+int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit,
+                      unsigned long long v)
+{
+    struct rt_field *f = field_new(fs, section, key, unit);
+    if (!f) return -ENOMEM;
+    f->u = v;
+    return 0;
+}
+
+int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *key, double v)
+{
+    struct rt_field *f = field_new(fs, section, key, RT_RATIO);
+    if (!f) return -ENOMEM;
+    f->is_double = 1;
+    f->d = v;
+    return 0;
+}
+
+int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *key, const char *text)
+{
+    struct rt_field *f = field_new(fs, section, key, RT_TEXT);
+    if (!f) return -ENOMEM;
+    if (!(f->text = strdup(text ? text : ""))) {
+        fs->n--;
+        free(f->section);
+        free(f->key);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+const struct rt_field *rt_fields_find(const struct rt_fields *fs, const char *key)
+{
+    for (int i = 0; i < fs->n; i++)
+        if (strcmp(fs->f[i].key, key) == 0) return &fs->f[i];
+    return NULL;
+}
+
+void rt_fields_free(struct rt_fields *fs)
+{
+    for (int i = 0; i < fs->n; i++) {
+        free(fs->f[i].section);
+        free(fs->f[i].key);
+        free(fs->f[i].text);
+    }
+    free(fs->f);
+    memset(fs, 0, sizeof *fs);
+}
+
+void rt_gc_free(struct rt_gc *g)
+{
+    free(g->message);
+    memset(g, 0, sizeof *g);
+}
+
+void rt_heap_free(struct rt_heap *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        free(h->rows[i].name);
+        rt_frames_free(h->rows[i].stack, h->rows[i].nstack);
+    }
+    free(h->rows);
+    free(h->saved_path);
+    memset(h, 0, sizeof *h);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const struct rt_heap_row *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+void rt_heap_finish(struct rt_heap *h)
+{
+    qsort(h->rows, (size_t)h->n, sizeof *h->rows, by_bytes);
+    h->total_count = h->total_bytes = 0;
+    for (int i = 0; i < h->n; i++) {
+        h->total_count += h->rows[i].count;
+        h->total_bytes += h->rows[i].bytes;
+    }
+}
+
+void rt_profile_free(struct rt_profile *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        free(p->rows[i].function);
+        free(p->rows[i].file);
+    }
+    free(p->rows);
+    free(p->saved_path);
+    memset(p, 0, sizeof *p);
+}
+
+void rt_file_free(struct rt_file *f)
+{
+    free(f->path);
+    memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,139 @@
+/* results: the plain structs a runtime's answers come back in, whichever provider gave them (gops for Go, HotSpot
+ * attach for Java, /proc and ptrace for any process, later diagtop's own agent). Renderers, panes and the CLI read
+ * only these. Strings are malloc'd and owned by the struct; every struct has its _free. Untrusted bytes from an
+ * agent are kept as they came (sanitized where they are shown). */
+#ifndef DIAGTOP_RESULTS_H
+#define DIAGTOP_RESULTS_H
+#include <stddef.h>
+
+/* ---- stacks as a runtime tells them: goroutines, Java threads (already named, no PCs) ---- */
+
+struct rt_frame {
+    char *function; /* "main.spinLeaf", "java.lang.Thread.sleep" */
+    char *file;     /* NULL when unknown */
+    int line;       /* 0 when unknown */
+};
+
+struct rt_thread {
+    long long id;            /* goroutine id, Java thread's "#N"; -1 unknown */
+    char *name;              /* Java thread name; NULL for goroutines */
+    char *state;             /* "chan receive", "running", "TIMED_WAITING (sleeping)" */
+    long long wait_seconds;  /* how long it has been blocked (Go says it in minutes from one minute on); -1 */
+    int os_tid;              /* the OS thread (Java nid); 0 unknown */
+    int daemon;              /* Java daemon thread */
+    struct rt_frame *frames; /* innermost first */
+    int nframes;
+    char *created_by;        /* Go: "main.main in /src/main.go:12"; NULL */
+};
+
+struct rt_stack {
+    char provider[16]; /* who answered: "gops", "hotspot" */
+    int pid;
+    struct rt_thread *threads;
+    int n;
+    double ms; /* the request's round trip */
+};
+
+void rt_stack_free(struct rt_stack *s);
+
+/* ---- named values with units: memstats, runtime stats, heap info ---- */
+
+enum rt_unit { RT_BYTES, RT_COUNT, RT_NANOSECONDS, RT_RATIO, RT_BOOL, RT_TEXT };
+
+struct rt_field {
+    char *section; /* "memstats", "runtime", "heap" */
+    char *key;     /* the runtime's own name: "heap-alloc", "GOMAXPROCS" */
+    enum rt_unit unit;
+    int is_double;
+    unsigned long long u; /* exact integers (bytes, counts, ns, bools) */
+    double d;             /* ratios and floats */
+    char *text;           /* RT_TEXT, or the value as the runtime wrote it when it could not be parsed */
+};
+
+struct rt_fields {
+    char provider[16];
+    struct rt_field *f;
+    int n, cap;
+};
+
+/* Appends a field (copies the strings). Returns 0 or -ENOMEM. */
+int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit,
+                      unsigned long long v);
+int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *key, double v);
+int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *key, const char *text);
+/* The field with this key, or NULL. */
+const struct rt_field *rt_fields_find(const struct rt_fields *fs, const char *key);
+void rt_fields_free(struct rt_fields *fs);
+
+/* ---- a GC on request ---- */
+
+struct rt_gc {
+    char provider[16];
+    long long heap_before, heap_after; /* bytes in use before and after; -1 when unknown */
+    double ms;                         /* how long the request took */
+    char *message;                     /* the runtime's own words ("New GC percent set to 50. ...") */
+};
+
+void rt_gc_free(struct rt_gc *g);
+
+/* ---- what occupies the heap: classes (Java) or allocation sites (Go, native) ---- */
+
+struct rt_heap_row {
+    char *name;              /* class name, or the site's innermost function */
+    struct rt_frame *stack;  /* allocation sites: the whole stack, innermost first; NULL for classes */
+    int nstack;
+    long long count, bytes;             /* live (in use) */
+    long long alloc_count, alloc_bytes; /* allocated since start (sites); -1 */
+};
+
+struct rt_heap {
+    char provider[16];
+    char kind[32];     /* "class histogram", "heap profile" */
+    int pid;
+    double taken_at;   /* wall clock, seconds since the epoch */
+    struct rt_heap_row *rows; /* by bytes, largest first */
+    int n;
+    long long total_count, total_bytes;
+    char *saved_path;  /* where the raw profile was saved (.pb.gz), or NULL */
+};
+
+void rt_heap_free(struct rt_heap *h);
+/* Sorts rows by bytes (largest first, ties by name) and fills the totals. */
+void rt_heap_finish(struct rt_heap *h);
+
+/* ---- a CPU profile ---- */
+
+struct rt_profile_row {
+    char *function;
+    char *file;
+    long long flat, cum; /* in the profile's unit (samples or nanoseconds) */
+};
+
+struct rt_profile {
+    char provider[16];
+    char format[16];   /* of the saved file: "pprof", "jfr" */
+    char unit[32];     /* of flat/cum: "nanoseconds", "samples" */
+    double seconds;    /* how long it sampled */
+    struct rt_profile_row *rows; /* by flat, largest first; empty when the format is not decoded (JFR) */
+    int n;
+    long long total;
+    char *saved_path;
+};
+
+void rt_profile_free(struct rt_profile *p);
+
+/* ---- a file the runtime wrote for us (heap dump) ---- */
+
+struct rt_file {
+    char provider[16];
+    char *path;
+    unsigned long long bytes;
+    double ms;
+};
+
+void rt_file_free(struct rt_file *f);
+
+/* Deep copy of n frames (NULL on out of memory). */
+struct rt_frame *rt_frames_dup(const struct rt_frame *f, int n);
+void rt_frames_free(struct rt_frame *f, int n);
+#endif
