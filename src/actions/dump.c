@@ -315,10 +315,6 @@ static void send_slot(struct copier *c)
     c->filling = NULL;
     if (!sl || sl->npages == 0) return;
     read_slot(c, sl); /* the slot is ours until it is queued */
-    /* A chunk of zeros (memory written with zeros) is dropped here, before the hand-off: the writer never wakes. */
-    size_t k = 0;
-    while (k < sl->npages && page_is_zero(sl->buf + k * PAGE)) k++;
-    if (k == sl->npages) return;
     pthread_mutex_lock(&c->lock);
     c->count++;
     pthread_cond_broadcast(&c->changed);
