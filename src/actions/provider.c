@@ -94,20 +94,26 @@ const struct provider *provider_runtime_of(int pid)
     return k == RUNTIME_GO ? &gops_provider : k == RUNTIME_JAVA ? &hotspot_provider : NULL;
 }
 
-/* What would make op available for a process whose runtime offers nothing for it. */
+/* What would make op available for a process whose runtime offers nothing for it: the runtimes that do. */
 static void nobody(enum provider_op op, const struct provider *runtime, const char *runtime_why, char *why,
                    size_t whylen)
 {
+    static const struct { const struct provider *p; const char *who; } runtimes[] = {
+        {&gops_provider, "a Go program with the gops agent"}, {&hotspot_provider, "a JVM (HotSpot attach)"}};
+    char who[160] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
+        if (provider_offers(runtimes[i].p, op) && off < sizeof who)
+            off += (size_t)snprintf(who + off, sizeof who - off, "%s%s", off ? " or " : "", runtimes[i].who);
     if (runtime && provider_offers(runtime, op))
         snprintf(why, whylen, "%s is not available for this process: %s", provider_op_name(op), runtime_why);
     else if (runtime)
-        snprintf(why, whylen, "%s is not available for %s programs (%s offers no %s)", provider_op_name(op),
-                 runtime->speaks, runtime->name, provider_op_name(op));
+        snprintf(why, whylen, "%s is not available for %s programs (%s offers none)%s%s", provider_op_name(op),
+                 runtime->speaks, runtime->name, who[0] ? "; it needs " : "", who);
+    else if (who[0])
+        snprintf(why, whylen, "%s is not available for this process: it needs %s", provider_op_name(op), who);
     else
-        snprintf(why, whylen,
-                 "%s is not available for this process: it needs a runtime that answers it (a Go program with "
-                 "the gops agent, or a JVM)",
-                 provider_op_name(op));
+        snprintf(why, whylen, "%s is not available for this process", provider_op_name(op));
 }
 
 const struct provider *provider_choose(int pid, enum provider_op op, int native_only, char *why, size_t whylen)

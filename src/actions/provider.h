@@ -29,6 +29,7 @@ struct provider_request {
     /* OP_PROFILE, OP_HEAP, OP_HEAP_DUMP: where files go (created 0600, never overwriting), NULL: not saved
      * (heap profiles), or the current directory */
     const char *save_dir;
+    const char *save_path;               /* OP_PROFILE, OP_HEAP_DUMP: this exact new file instead of a name in save_dir */
     /* Long requests report how far they are (0..1); may be NULL. Called from the requesting thread. */
     void (*progress)(void *arg, double fraction);
     void *progress_arg;

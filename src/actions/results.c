@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +147,52 @@ void rt_heap_finish(struct rt_heap *h)
         h->total_count += h->rows[i].count;
         h->total_bytes += h->rows[i].bytes;
     }
+}
+
+/* A row's identity: its name and its stack's functions and lines. */
+static char *row_key(const struct rt_heap_row *r)
+{
+    size_t len = strlen(r->name ? r->name : "") + 1;
+    for (int i = 0; i < r->nstack; i++) len += strlen(r->stack[i].function ? r->stack[i].function : "") + 16;
+    char *k = malloc(len + 1);
+    if (!k) return NULL;
+    size_t off = (size_t)snprintf(k, len + 1, "%s", r->name ? r->name : "");
+    for (int i = 0; i < r->nstack && off < len; i++)
+        off += (size_t)snprintf(k + off, len + 1 - off, "\n%s:%d", r->stack[i].function ? r->stack[i].function : "",
+                                r->stack[i].line);
+    return k;
+}
+
+struct keyed {
+    char *key;
+    const struct rt_heap_row *row;
+};
+
+static int by_key(const void *a, const void *b) { return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key); }
+
+int rt_heap_changes(const struct rt_heap *old, const struct rt_heap *cur, struct rt_heap_change *out)
+{
+    int n = old ? old->n : 0, rc = 0;
+    struct keyed *ix = calloc((size_t)(n ? n : 1), sizeof *ix);
+    if (!ix) return -ENOMEM;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(ix[i] = (struct keyed){row_key(&old->rows[i]), &old->rows[i]}).key) rc = -ENOMEM;
+    if (rc == 0) qsort(ix, (size_t)n, sizeof *ix, by_key);
+    for (int i = 0; i < cur->n && rc == 0; i++) {
+        struct keyed probe = {row_key(&cur->rows[i]), NULL};
+        if (!probe.key) {
+            rc = -ENOMEM;
+            break;
+        }
+        const struct keyed *hit = n ? bsearch(&probe, ix, (size_t)n, sizeof *ix, by_key) : NULL;
+        free(probe.key);
+        const struct rt_heap_row *r = &cur->rows[i];
+        out[i] = hit ? (struct rt_heap_change){r->count - hit->row->count, r->bytes - hit->row->bytes, 0}
+                     : (struct rt_heap_change){r->count, r->bytes, 1};
+    }
+    for (int i = 0; i < n; i++) free(ix[i].key);
+    free(ix);
+    return rc;
 }
 
 void rt_profile_free(struct rt_profile *p)

@@ -98,6 +98,14 @@ struct rt_heap {
 };
 
 void rt_heap_free(struct rt_heap *h);
+
+/* How a row changed since an older snapshot: rows are the same when their name and stack are. */
+struct rt_heap_change {
+    long long count, bytes; /* cur - old (a row absent from old grew from nothing) */
+    int is_new;
+};
+/* One change per row of cur, into out (cur->n entries). Returns 0 or -ENOMEM. */
+int rt_heap_changes(const struct rt_heap *old, const struct rt_heap *cur, struct rt_heap_change *out);
 /* Sorts rows by bytes (largest first, ties by name) and fills the totals. */
 void rt_heap_finish(struct rt_heap *h);
 

@@ -9,6 +9,9 @@
 
 #include "../actions/dump.h"
 #include "../actions/dump_path.h"
+#include "../actions/provider.h"
+#include "../render/rt_json.h"
+#include "../render/rt_text.h"
 #include "../render/json_util.h"
 #include "../util/clock.h"
 #include "../util/fileio.h"
@@ -18,7 +21,9 @@
 
 static const char dump_usage[] =
     "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [-t TID] [--filter MASK] [--full] [--json]\n"
-    "  writes a core file of PID that gdb and eu-stack load; the process is stopped only while memory is copied\n"
+    "       diagtop dump PID --heap [-o PATH] [--dump-dir DIR] [--json] [--timeout SECONDS]\n"
+    "  writes a core file of PID that gdb and eu-stack load; the process is stopped only while memory is copied.\n"
+    "  --heap: a JVM's heap dump instead (.hprof.gz, written by the JVM and copied back 0600; jcmd GC.heap_dump)\n"
     "  -o, --output PATH  the file (never overwritten); default core.<comm>.<pid>.<YYYYmmdd-HHMMSS> in the dump\n"
     "                     directory: --dump-dir, $DIAGTOP_DUMP_DIR, dump_dir= in the config file, the current\n"
     "                     directory if writable, else $XDG_STATE_HOME/diagtop/dumps\n"
@@ -51,6 +56,56 @@ static void show_progress(void *arg, unsigned long long done, unsigned long long
             rate / 1e6, left);
 }
 
+/* --heap: the runtime writes the dump (a JVM's .hprof.gz), the provider copies it into the dump directory. */
+static int heap_dump(int pid, const char *output, const char *dir_opt, int json, double timeout)
+{
+    struct settings s;
+    char config[4096], ignored[256], dir[4096], err[512];
+    settings_defaults(&s);
+    if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+    const struct provider *p = provider_choose(pid, OP_HEAP_DUMP, 0, err, sizeof err);
+    if (!p) {
+        fprintf(stderr, "diagtop dump: %s\n", err);
+        return 1;
+    }
+    struct provider_request rq;
+    provider_request_default(&rq, pid);
+    rq.timeout = timeout > 0 ? timeout : s.agent_timeout;
+    rq.save_path = output;
+    if (!output) {
+        if (dump_directory(dir_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+            fprintf(stderr, "diagtop dump: %s\n", err);
+            return 1;
+        }
+        rq.save_dir = dir;
+    }
+    quit_signals_install(on_signal);
+    rq.cancel = &dump_cancel;
+    struct rt_file f = {0};
+    if (p->heap_dump(&rq, &f, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop dump: %s\n", err);
+        if (json) {
+            char *doc = rt_json_error(pid, p->name, err);
+            if (doc) puts(doc);
+            free(doc);
+        }
+        return 1;
+    }
+    int status;
+    if (json) {
+        char *doc = rt_json_file(pid, &f);
+        status = !doc || puts(doc) == EOF;
+        free(doc);
+    } else {
+        struct text_lines tl = {0};
+        rt_text_file(&f, &tl);
+        status = text_lines_write(&tl, stdout) < 0;
+        text_lines_free(&tl);
+    }
+    rt_file_free(&f);
+    return status;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
@@ -59,12 +114,15 @@ int cmd_dump(int argc, char **argv)
                                              {"full", no_argument, 0, 'F'},
                                              {"tid", required_argument, 0, 't'},
                                              {"json", no_argument, 0, 'j'},
+                                             {"heap", no_argument, 0, 'H'},
+                                             {"timeout", required_argument, 0, 'T'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct dump_options o;
     dump_options_default(&o);
     const char *output = NULL, *dir_opt = NULL;
-    int json = 0, c;
+    int json = 0, heap = 0, c;
+    double timeout = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1) {
@@ -80,6 +138,13 @@ int cmd_dump(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'D': dir_opt = optarg; break;
         case 'F': o.full = 1; break;
+        case 'H': heap = 1; break;
+        case 'T':
+            if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
+                fprintf(stderr, "diagtop dump: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
+                return 2;
+            }
+            break;
         case 'j': json = 1; break;
         case 'f': {
             char *end;
@@ -104,6 +169,7 @@ int cmd_dump(int argc, char **argv)
     }
     int pid = (int)v;
     char path[4096], dir[4096], err[512];
+    if (heap) return heap_dump(pid, output, dir_opt, json, timeout);
     if (output) {
         snprintf(path, sizeof path, "%s", output);
     } else {

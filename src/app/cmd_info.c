@@ -12,7 +12,6 @@
 
 static const char info_usage[] =
     "usage: diagtop info PID [--json] [--section LIST] [--show-secrets]\n"
-    "       diagtop memstats PID [--json]\n"
     "  details of one process (nothing is stopped or attached):\n"
     "      --section LIST  general,memory,modules,fds,threads,env,io (default: all)\n"
     "      --json          JSON with Kudu's field names mapped onto Linux and the Linux-native ones\n"
@@ -83,4 +82,3 @@ static int run(int argc, char **argv, const char *cmd, unsigned default_sections
 }
 
 int cmd_info(int argc, char **argv) { return run(argc, argv, "info", PI_ALL); }
-int cmd_memstats(int argc, char **argv) { return run(argc, argv, "memstats", PI_MEMORY); }

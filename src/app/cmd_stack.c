@@ -6,15 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../actions/provider.h"
 #include "../actions/stack.h"
 #include "../render/stack_json.h"
+#include "../render/rt_json.h"
+#include "../render/rt_text.h"
 #include "../render/stack_text.h"
 #include "../util/quit_signals.h"
 #include "../util/text.h"
+#include "config_file.h"
 
 const char cmd_stack_usage[] =
-    "usage: diagtop stack PID [--json] [-t TID] [--no-source] [--no-group] [--cpu-sample SECONDS]\n"
-    "  every thread's stack, symbolized; the threads are stopped together only while registers are read\n"
+    "usage: diagtop stack PID [--json] [--native] [-t TID] [--no-source] [--no-group] [--cpu-sample SECONDS]\n"
+    "                         [--timeout SECONDS]\n"
+    "  every thread's stack, symbolized; the threads are stopped together only while registers are read.\n"
+    "  A Go program with the gops agent answers with its goroutines, a JVM with its Java threads (HotSpot\n"
+    "  attach); --native asks ptrace for the OS threads instead\n"
+    "      --native      OS threads through ptrace, even when the runtime could answer\n"
+    "      --timeout S   seconds allowed for the runtime's agent (default 5)\n"
     "  -t, --tid TID     only this thread\n"
     "      --json        JSON: per-thread frames, addresses as hex strings, the stop duration\n"
     "      --no-source   no file:line (faster without debug information)\n"
@@ -32,6 +41,36 @@ static void on_signal(int sig)
     stack_cancel = 1;
 }
 
+/* The runtime's view: goroutines or Java threads. Returns the exit status, or -1 when the runtime could not
+ * answer (the reason printed): the OS threads are shown instead. */
+static int runtime_stack(int pid, int json, int group, double timeout)
+{
+    char why[512];
+    const struct provider *p = provider_choose(pid, OP_STACK, 0, why, sizeof why);
+    if (!p || p == &native_provider) return -1;
+    struct provider_request rq;
+    provider_request_default(&rq, pid);
+    rq.timeout = timeout;
+    rq.cancel = &stack_cancel;
+    struct rt_stack s = {0};
+    if (p->stack(&rq, &s, why, sizeof why) < 0) {
+        fprintf(stderr, "diagtop stack: %s: %s; showing the OS threads (ptrace) instead\n", p->name, why);
+        return -1;
+    }
+    int status;
+    if (json) {
+        char *doc = rt_json_stack(&s);
+        status = !doc || puts(doc) == EOF;
+        free(doc);
+    } else {
+        struct text_lines tl = {0};
+        status = rt_text_stack(&s, group, &tl) < 0 || text_lines_write(&tl, stdout) < 0;
+        text_lines_free(&tl);
+    }
+    rt_stack_free(&s);
+    return status;
+}
+
 static int parse_id(const char *s, int *out)
 {
     unsigned long long v;
@@ -45,10 +84,16 @@ int cmd_stack(int argc, char **argv)
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'},      {"tid", required_argument, 0, 't'},
                                              {"no-source", no_argument, 0, 's'}, {"no-group", no_argument, 0, 'g'},
                                              {"cpu-sample", required_argument, 0, 'c'},
+                                             {"native", no_argument, 0, 'n'}, {"timeout", required_argument, 0, 'T'},
                                              {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     struct stack_options o;
     stack_options_default(&o);
-    int json = 0, group = 1, c;
+    int json = 0, group = 1, native = 0, c;
+    struct settings settings;
+    char config[4096], ignored[256];
+    settings_defaults(&settings);
+    if (config_file_path(config, sizeof config) == 0) config_file_load(&settings, config, ignored, sizeof ignored);
+    double timeout = settings.agent_timeout;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
@@ -69,6 +114,13 @@ int cmd_stack(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'n': native = 1; break;
+        case 'T':
+            if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
+                fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': fputs(cmd_stack_usage, stdout); return 0;
         case ':': fprintf(stderr, "diagtop stack: %s needs a value\n", argv[optind - 1]); return 2;
         default: fprintf(stderr, "diagtop stack: unknown option %s\n%s", argv[optind - 1], cmd_stack_usage); return 2;
@@ -83,6 +135,10 @@ int cmd_stack(int argc, char **argv)
 
     quit_signals_install(on_signal);
     o.cancel = &stack_cancel;
+    if (!native && !o.tid) {
+        int status = runtime_stack(pid, json, group, timeout);
+        if (status >= 0) return status;
+    }
 
     struct stack_result r;
     char err[512];

@@ -10,6 +10,7 @@
 #include "batch.h"
 #include "cmd_dump.h"
 #include "cmd_info.h"
+#include "cmd_runtime.h"
 #include "cmd_stack.h"
 #include "config_file.h"
 #include "options.h"
@@ -55,6 +56,9 @@ static const struct {
     {"info", cmd_info},
     {"memstats", cmd_memstats},
     {"dump", cmd_dump},
+    {"gc", cmd_gc},
+    {"heap", cmd_heap},
+    {"profile", cmd_profile},
 };
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@ void settings_defaults(struct settings *s)
     s->ncols = columns_default(s->cols, COL_COUNT);
     s->sort = COL_CPU;
     s->delay = 1.5;
+    s->agent_timeout = 5.0;
 }
 
 static int parse_bool(const char *v, int *out)
@@ -40,6 +41,10 @@ int settings_apply_line(struct settings *s, const char *line)
         return parse_bool(value, &s->show_threads);
     } else if (strcmp(key, "delay") == 0) {
         return text_parse_seconds(value, &s->delay);
+    } else if (strcmp(key, "agent_timeout") == 0) {
+        double t;
+        if (text_parse_seconds(value, &t) < 0 || t <= 0 || t > 3600) return -1;
+        s->agent_timeout = t;
     } else if (strcmp(key, "dump_dir") == 0) {
         if (value[0] != '/') return -1;
         snprintf(s->dump_dir, sizeof s->dump_dir, "%s", value);
@@ -63,7 +68,7 @@ void settings_format(const struct settings *s, char *buf, size_t bufsz)
         off += (size_t)snprintf(cols + off, sizeof cols - off, "%s%s", i ? "," : "", columns_table[s->cols[i]].key);
     snprintf(buf, bufsz,
              "# diagtop settings, written by diagtop\n"
-             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\n%s%s%s",
-             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads,
+             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\nagent_timeout=%g\n%s%s%s",
+             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads, s->agent_timeout,
              s->dump_dir[0] ? "dump_dir=" : "", s->dump_dir, s->dump_dir[0] ? "\n" : "");
 }

@@ -15,7 +15,8 @@ struct settings {
     int reverse;
     double delay; /* seconds */
     int tree, show_threads;
-    char dump_dir[1024]; /* where core files go ("" : the default rules of cmd_dump) */
+    char dump_dir[1024];  /* where core files and profiles go ("": the default rules of dump_path) */
+    double agent_timeout; /* seconds for each exchange with a runtime's agent */
 };
 
 void settings_defaults(struct settings *s);

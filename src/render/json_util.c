@@ -50,3 +50,18 @@ void json_add_string_or_null(cJSON *obj, const char *name, const char *s)
     if (s) json_add_bytes(obj, name, s, strlen(s));
     else cJSON_AddNullToObject(obj, name);
 }
+
+char *json_merge(const char *doc, const char *name, const char *value)
+{
+    cJSON *d = cJSON_Parse(doc), *v = cJSON_Parse(value);
+    char *text = NULL;
+    if (cJSON_IsObject(d) && v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(d, name);
+        cJSON_AddItemToObject(d, name, v);
+        v = NULL;
+        text = cJSON_PrintUnformatted(d);
+    }
+    cJSON_Delete(d);
+    cJSON_Delete(v);
+    return text;
+}

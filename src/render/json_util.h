@@ -11,4 +11,7 @@ void json_add_fixed(cJSON *obj, const char *name, double v, int decimals);
 /* Bytes of unknown encoding as a valid UTF-8 JSON string (invalid sequences become U+FFFD); NULL becomes null. */
 void json_add_bytes(cJSON *obj, const char *name, const char *bytes, size_t len);
 void json_add_string_or_null(cJSON *obj, const char *name, const char *s);
+/* doc (a JSON object's text) with member name set to value (a JSON text); NULL when either does not parse or
+ * memory runs out. For one document that joins what two renderers wrote. */
+char *json_merge(const char *doc, const char *name, const char *value);
 #endif

@@ -7,15 +7,6 @@
 
 #define MASK "********"
 
-void procinfo_text_bytes(char *buf, size_t n, long long bytes)
-{
-    if (bytes < 0) snprintf(buf, n, "-");
-    else if (bytes < 1024) snprintf(buf, n, "%lld B", bytes);
-    else if (bytes < 1024LL * 1024) snprintf(buf, n, "%.1f KiB", bytes / 1024.0);
-    else if (bytes < 1024LL * 1024 * 1024) snprintf(buf, n, "%.1f MiB", bytes / 1048576.0);
-    else snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
-}
-
 /* Adds "label: value" with the value sanitized for the terminal. */
 static int kv(struct text_lines *out, const char *label, const char *value)
 {
@@ -27,7 +18,7 @@ static int kv(struct text_lines *out, const char *label, const char *value)
 static int kv_bytes(struct text_lines *out, const char *label, long long bytes)
 {
     char b[32];
-    procinfo_text_bytes(b, sizeof b, bytes);
+    text_format_bytes(b, sizeof b, bytes);
     return kv(out, label, b);
 }
 
@@ -115,7 +106,7 @@ static void modules(const struct proc_info *pi, struct text_lines *out)
     for (int i = 0; i < pi->nmodules; i++) {
         const struct pi_module *m = &pi->modules[i];
         char size[32], path[4096];
-        procinfo_text_bytes(size, sizeof size, (long long)m->size);
+        text_format_bytes(size, sizeof size, (long long)m->size);
         text_sanitize_display(path, sizeof path, m->path, strlen(m->path));
         text_lines_add(out, "%016llx-%016llx %-5s %10s  %s", m->start, m->end, m->perms, size, path);
     }

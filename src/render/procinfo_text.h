@@ -11,6 +11,4 @@ struct procinfo_text_opts {
 
 int procinfo_text_section(const struct proc_info *pi, enum procinfo_section s, const struct procinfo_text_opts *o,
                           struct text_lines *out);
-/* Formats a byte count as "123.4 MiB" (or "-" when negative: unknown). */
-void procinfo_text_bytes(char *buf, size_t n, long long bytes);
 #endif

@@ -9,6 +9,7 @@
 #include "../collect/proctable.h"
 #include "../render/procinfo_text.h"
 #include "../util/clock.h"
+#include "../util/text.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
@@ -95,7 +96,7 @@ static void render(struct tui *t, struct pane *p)
         if (dt >= 1.0) {
             double per_min = (double)(ip->rss[ip->nrss - 1] - ip->rss[0]) * 60.0 / dt;
             char b[32];
-            procinfo_text_bytes(b, sizeof b, (long long)(per_min < 0 ? -per_min : per_min));
+            text_format_bytes(b, sizeof b, (long long)(per_min < 0 ? -per_min : per_min));
             snprintf(rate, sizeof rate, "%s%s/min", per_min < 0 ? "-" : "+", b);
         }
         text_lines_add(&tl, "RSS since opened (%d samples): %s  %s", ip->nrss, spark, rate);

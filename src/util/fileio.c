@@ -43,24 +43,49 @@ ssize_t fileio_read_at(int dirfd, const char *path, char *buf, size_t bufsz)
     return r;
 }
 
+char *fileio_read_file(int dirfd, const char *path, size_t max, ssize_t *len)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    size_t cap = max < 65536 ? max : 65536, n = 0;
+    char *buf = malloc(cap);
+    int e = buf ? 0 : ENOMEM;
+    /* The buffer grows as the file does: procfs files have no size to ask for beforehand. */
+    while (!e) {
+        if (n + 1 >= cap) {
+            if (cap >= max) break; /* at the limit: what fits is returned */
+            size_t grown = cap * 2 < max ? cap * 2 : max;
+            char *b = realloc(buf, grown);
+            if (!b) {
+                e = ENOMEM;
+                break;
+            }
+            buf = b;
+            cap = grown;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) e = errno;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (e) {
+        free(buf);
+        errno = e;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = (ssize_t)n;
+    return buf;
+}
+
 char *fileio_read_proc(int procfd, int pid, const char *name, size_t max, ssize_t *len)
 {
     char path[128];
     if (procfd == AT_FDCWD) snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
     else snprintf(path, sizeof path, "%d/%s", pid, name);
-    char *buf = malloc(max);
-    if (!buf) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    ssize_t n = fileio_read_at(procfd, path, buf, max);
-    if (n < 0) {
-        free(buf);
-        errno = (int)-n;
-        return NULL;
-    }
-    if (len) *len = n;
-    return buf;
+    return fileio_read_file(procfd, path, max, len);
 }
 
 int fileio_mkdirs(const char *path, mode_t mode)

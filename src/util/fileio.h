@@ -15,6 +15,10 @@ ssize_t fileio_pread_all(int fd, char *buf, size_t bufsz);
  * generate the whole text again just to report EOF, doubling the cost of a refresh. */
 ssize_t fileio_pread_once(int fd, char *buf, size_t bufsz);
 
+/* Reads the file at path (relative to dirfd, or AT_FDCWD) into a malloc'd, NUL-terminated buffer that grows as
+ * needed up to max bytes (a longer file is cut there). Returns NULL with errno set; *len (if not NULL) gets the
+ * length. */
+char *fileio_read_file(int dirfd, const char *path, size_t max, ssize_t *len);
 /* Reads /proc/PID/<name> into a malloc'd, NUL-terminated buffer of at most max bytes. procfd: an open descriptor of
  * /proc, or AT_FDCWD. Returns NULL with errno set when it cannot be read; *len (if not NULL) gets the length. */
 char *fileio_read_proc(int procfd, int pid, const char *name, size_t max, ssize_t *len);

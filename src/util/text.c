@@ -81,6 +81,15 @@ int text_contains_nocase(const char *haystack, const char *needle)
     return 0;
 }
 
+void text_format_bytes(char *buf, size_t n, long long bytes)
+{
+    if (bytes < 0) snprintf(buf, n, "-");
+    else if (bytes < 1024) snprintf(buf, n, "%lld B", bytes);
+    else if (bytes < 1024LL * 1024) snprintf(buf, n, "%.1f KiB", bytes / 1024.0);
+    else if (bytes < 1024LL * 1024 * 1024) snprintf(buf, n, "%.1f MiB", bytes / 1048576.0);
+    else snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
+}
+
 void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width)
 {
     static const char units[] = "KMGTP";

@@ -20,6 +20,8 @@ int text_contains_nocase(const char *haystack, const char *needle);
 
 /* Formats a byte count the way top does in narrow columns: 1234 -> "1234", then K/M/G/T with one decimal when it
  * fits in width. Writes into buf. */
+/* Bytes for a person: "512 B", "1.5 KiB", "62.4 MiB", "1.25 GiB"; "-" when negative (unknown). */
+void text_format_bytes(char *buf, size_t n, long long bytes);
 void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width);
 
 /* Parses a strictly decimal unsigned integer; returns 0 on success, -1 on anything else. */

@@ -1,0 +1,377 @@
+#include "cmd_runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../actions/dump_path.h"
+#include "../actions/provider.h"
+#include "../collect/procinfo.h"
+#include "../render/heap_view.h"
+#include "../render/json_util.h"
+#include "../render/procinfo_json.h"
+#include "../render/procinfo_text.h"
+#include "../render/rt_json.h"
+#include "../render/rt_text.h"
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "../util/quit_signals.h"
+#include "../util/text.h"
+#include "config_file.h"
+
+/* A signal during a request becomes a cancel request: the provider gives up cleanly (a forked helper is killed,
+ * a connection closed). */
+static volatile sig_atomic_t runtime_cancel;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    runtime_cancel = 1;
+}
+
+static const char runtime_usage[] =
+    "usage: diagtop memstats PID [--json] [--native] [--timeout SECONDS] [-o FILE]\n"
+    "       diagtop gc PID [--percent N] [--json] [--timeout SECONDS] [-o FILE]\n"
+    "       diagtop heap PID [--json] [--live] [--diff OLD.json] [--all] [--timeout SECONDS] [-o FILE]\n"
+    "       diagtop profile PID [-d SECONDS] [--json] [--timeout SECONDS] [-o FILE]\n"
+    "  asks the runtime inside the process: a Go program through its gops agent, a JVM through HotSpot attach;\n"
+    "  what no runtime answers, /proc does where it can (memstats). Files a runtime writes (heap and CPU\n"
+    "  profiles) are saved 0600 in the dump directory (see diagtop dump --help).\n"
+    "      --json          JSON (docs/json.md)\n"
+    "      --native        ask /proc (and ptrace), not the runtime\n"
+    "      --timeout S     seconds allowed for each exchange with an agent (default 5; config: agent_timeout=)\n"
+    "  -o, --output FILE   write the output to a new file (0600, never overwriting) instead of stdout\n"
+    "      --percent N     gc: set the GC target instead of collecting (Go's GOGC; -1 turns the GC off)\n"
+    "      --live          heap: live objects only (Java: forces a full GC first)\n"
+    "      --diff OLD.json heap: with each row's change since an earlier `diagtop heap --json` of the process\n"
+    "      --all           heap: every row in text (default: the top 30)\n"
+    "  -d, --duration S    profile: seconds of sampling (Java; Go's agent always takes 30)\n";
+
+enum runtime_cmd { CMD_MEMSTATS, CMD_GC, CMD_HEAP, CMD_PROFILE };
+
+struct runtime_cli {
+    enum runtime_cmd cmd;
+    struct settings settings; /* the config file's: agent timeout, dump directory */
+    const char *name;
+    int pid, json, native, all;
+    const char *output;
+    const char *diff;
+    struct provider_request rq;
+};
+
+static int parse_pid(const char *s, int *out)
+{
+    unsigned long long v;
+    if (text_parse_u64(s, &v) < 0 || v == 0 || v > 0x3FFFFFFF) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Options each command takes, as getopt_long sees them. */
+static int parse(struct runtime_cli *c, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, 0, 'j'},          {"native", no_argument, 0, 'n'},
+        {"timeout", required_argument, 0, 'T'}, {"output", required_argument, 0, 'o'},
+        {"percent", required_argument, 0, 'p'}, {"live", no_argument, 0, 'l'},
+        {"diff", required_argument, 0, 'D'},    {"all", no_argument, 0, 'a'},
+        {"duration", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDa",
+                                          [CMD_PROFILE] = "jTod"};
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":o:d:h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(runtime_usage, stdout);
+            return 1;
+        }
+        if (opt == ':') {
+            fprintf(stderr, "diagtop %s: %s needs a value\n", c->name, argv[optind - 1]);
+            return -1;
+        }
+        if (opt == '?' || !strchr(allowed[c->cmd], opt)) {
+            fprintf(stderr, "diagtop %s: unknown option %s\n%s", c->name, argv[optind - 1], runtime_usage);
+            return -1;
+        }
+        double secs;
+        switch (opt) {
+        case 'j': c->json = 1; break;
+        case 'n': c->native = 1; break;
+        case 'a': c->all = 1; break;
+        case 'l': c->rq.live = 1; break;
+        case 'o': c->output = optarg; break;
+        case 'D': c->diff = optarg; break;
+        case 'T':
+        case 'd':
+            if (text_parse_seconds(optarg, &secs) < 0 || secs <= 0 || secs > 3600) {
+                fprintf(stderr, "diagtop %s: %s: '%s' is not a number of seconds (up to 3600)\n", c->name,
+                        opt == 'T' ? "--timeout" : "--duration", optarg);
+                return -1;
+            }
+            if (opt == 'T') c->rq.timeout = secs;
+            else c->rq.seconds = secs;
+            break;
+        case 'p': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < -1 || v > 100000) {
+                fprintf(stderr, "diagtop %s: --percent: '%s' is not a GC percentage (-1 for off)\n", c->name, optarg);
+                return -1;
+            }
+            c->rq.set_gc_percent = 1;
+            c->rq.gc_percent = (int)v;
+            break;
+        }
+        }
+    }
+    if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
+        fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
+                runtime_usage);
+        return -1;
+    }
+    c->rq.pid = c->pid;
+    return 0;
+}
+
+/* ---- output ---- */
+
+/* stdout, or a new file (-o): 0600 and never replacing one, since heap snapshots name what a program holds. */
+static FILE *open_output(const struct runtime_cli *c)
+{
+    if (!c->output) return stdout;
+    int fd = open(c->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "diagtop %s: cannot create %s: %s%s\n", c->name, c->output, strerror(errno),
+                errno == EEXIST ? " (diagtop never overwrites: choose another name)" : "");
+        if (fd >= 0) close(fd);
+    }
+    return f;
+}
+
+static int close_output(const struct runtime_cli *c, FILE *f, int bad)
+{
+    if (f == stdout) return bad || fflush(stdout) != 0;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "diagtop %s: cannot write %s: %s\n", c->name, c->output, strerror(errno));
+        unlink(c->output);
+    }
+    return bad;
+}
+
+/* Prints a JSON document (owned: freed here) or text lines. Returns the exit status. */
+static int emit(const struct runtime_cli *c, char *doc, struct text_lines *tl)
+{
+    FILE *f = open_output(c);
+    int bad = !f;
+    if (f && doc) bad = fputs(doc, f) == EOF || fputc('\n', f) == EOF;
+    else if (f && tl) bad = text_lines_write(tl, f) < 0;
+    else if (f) bad = 1;
+    if (f) bad = close_output(c, f, bad);
+    free(doc);
+    if (tl) text_lines_free(tl);
+    return bad;
+}
+
+static int fail(const struct runtime_cli *c, const char *provider, const char *err)
+{
+    fprintf(stderr, "diagtop %s: %s\n", c->name, err);
+    if (c->json) emit(c, rt_json_error(c->pid, provider, err), NULL);
+    return 1;
+}
+
+/* A progress line on a terminal for long requests (a CPU profile). */
+static void show_progress(void *arg, double fraction)
+{
+    const struct runtime_cli *c = arg;
+    fprintf(stderr, "\r%s of %d: %3.0f%%", c->name, c->pid, fraction * 100.0);
+}
+
+/* ---- the commands ---- */
+
+/* The provider for op, or NULL with the reason printed (and the exit status in *status). */
+static const struct provider *choose(const struct runtime_cli *c, enum provider_op op, int *status)
+{
+    char why[512];
+    const struct provider *p = provider_choose(c->pid, op, c->native, why, sizeof why);
+    if (!p) *status = fail(c, NULL, why);
+    else if (why[0]) fprintf(stderr, "diagtop %s: %s; %s answers\n", c->name, why, p->name);
+    return p;
+}
+
+/* memstats: the kernel's view of the process's memory, and next to it the runtime's own when one answers. */
+static int run_memstats(struct runtime_cli *c)
+{
+    struct proc_info pi;
+    char err[512] = "";
+    if (procinfo_collect(c->pid, PI_MEMORY, 0, &pi, err, sizeof err) < 0) return fail(c, NULL, err);
+    const struct provider *p = c->native ? NULL : provider_runtime_of(c->pid);
+    struct rt_fields fs = {0};
+    int have = 0;
+    if (p && p->memstats && p->probe(c->pid, err, sizeof err) == 0)
+        have = p->memstats(&c->rq, &fs, err, sizeof err) == 0;
+    int status;
+    if (c->json) {
+        char *doc = procinfo_json(&pi, 0), *merged = NULL;
+        if (doc && have) {
+            char *rt = rt_json_fields(c->pid, &fs);
+            merged = rt ? json_merge(doc, "runtime", rt) : NULL;
+            free(rt);
+        } else if (doc && p) {
+            char *e = rt_json_error(c->pid, p->name, err);
+            merged = e ? json_merge(doc, "runtime", e) : NULL;
+            free(e);
+        }
+        if (merged) {
+            free(doc);
+            doc = merged;
+        }
+        status = emit(c, doc, NULL);
+    } else {
+        struct text_lines tl = {0};
+        char comm[96];
+        text_sanitize_display(comm, sizeof comm, pi.general.comm, strlen(pi.general.comm));
+        text_lines_add(&tl, "Process %d (%s)", pi.pid, comm);
+        text_lines_add(&tl, "%s", "");
+        text_lines_add(&tl, "== memory (kernel)");
+        struct procinfo_text_opts o = {0, NULL};
+        procinfo_text_section(&pi, PI_MEMORY, &o, &tl);
+        if (p) {
+            text_lines_add(&tl, "%s", "");
+            if (have) rt_text_fields(&fs, &tl);
+            else {
+                char clean[600];
+                text_sanitize_display(clean, sizeof clean, err, strlen(err));
+                text_lines_add(&tl, "runtime memstats (%s): not available: %s", p->name, clean);
+            }
+        }
+        status = emit(c, NULL, &tl);
+    }
+    rt_fields_free(&fs);
+    procinfo_free(&pi);
+    return status;
+}
+
+static int run_gc(struct runtime_cli *c)
+{
+    int status = 1;
+    const struct provider *p = choose(c, OP_GC, &status);
+    if (!p) return status;
+    struct rt_gc g = {0};
+    char err[512];
+    if (p->gc(&c->rq, &g, err, sizeof err) < 0) return fail(c, p->name, err);
+    struct text_lines tl = {0};
+    if (!c->json) rt_text_gc(&g, &tl);
+    status = emit(c, c->json ? rt_json_gc(c->pid, &g) : NULL, c->json ? NULL : &tl);
+    rt_gc_free(&g);
+    return status;
+}
+
+/* Where files a runtime writes for us go: the dump directory. */
+static void save_dir(struct runtime_cli *c, char *dir, size_t n)
+{
+    char err[256];
+    if (dump_directory(NULL, c->settings.dump_dir, dir, n, err, sizeof err) == 0) c->rq.save_dir = dir;
+    else fprintf(stderr, "diagtop %s: %s (nothing will be saved)\n", c->name, err);
+}
+
+static int run_heap(struct runtime_cli *c)
+{
+    struct rt_heap old = {0};
+    char err[512];
+    if (c->diff) {
+        char *text = fileio_read_file(AT_FDCWD, c->diff, 256 << 20, NULL);
+        if (!text) {
+            fprintf(stderr, "diagtop heap: cannot read %s: %s\n", c->diff, strerror(errno));
+            return 1;
+        }
+        int rc = rt_json_read_heap(text, &old, err, sizeof err);
+        free(text);
+        if (rc < 0) {
+            fprintf(stderr, "diagtop heap: %s: %s\n", c->diff, err);
+            return 1;
+        }
+    }
+    int status = 1;
+    const struct provider *p = choose(c, OP_HEAP, &status);
+    if (!p) {
+        rt_heap_free(&old);
+        return status;
+    }
+    char dir[4096];
+    save_dir(c, dir, sizeof dir);
+    struct rt_heap cur = {0};
+    if (p->heap(&c->rq, &cur, err, sizeof err) < 0) {
+        rt_heap_free(&old);
+        return fail(c, p->name, err);
+    }
+    if (c->diff && old.kind[0] && strcmp(old.kind, cur.kind))
+        fprintf(stderr, "diagtop heap: %s holds a %s, this is a %s: rows will not match\n", c->diff, old.kind, cur.kind);
+    struct heap_view v;
+    if (heap_view_build(&v, &cur, c->diff ? &old : NULL, NULL) < 0) {
+        status = fail(c, p->name, "out of memory");
+    } else {
+        struct text_lines tl = {0};
+        if (!c->json) rt_text_heap(&v, c->all ? 0 : 30, &tl);
+        status = emit(c, c->json ? rt_json_heap(&v) : NULL, c->json ? NULL : &tl);
+        heap_view_free(&v);
+    }
+    rt_heap_free(&cur);
+    rt_heap_free(&old);
+    return status;
+}
+
+static int run_profile(struct runtime_cli *c)
+{
+    int status = 1;
+    const struct provider *p = choose(c, OP_PROFILE, &status);
+    if (!p) return status;
+    char dir[4096], err[512];
+    save_dir(c, dir, sizeof dir);
+    if (isatty(STDERR_FILENO)) {
+        c->rq.progress = show_progress;
+        c->rq.progress_arg = c;
+    }
+    struct rt_profile prof = {0};
+    int rc = p->profile(&c->rq, &prof, err, sizeof err);
+    if (c->rq.progress) fputc('\n', stderr);
+    if (rc < 0) return fail(c, p->name, err);
+    struct text_lines tl = {0};
+    if (!c->json) rt_text_profile(&prof, 30, &tl);
+    status = emit(c, c->json ? rt_json_profile(c->pid, &prof) : NULL, c->json ? NULL : &tl);
+    rt_profile_free(&prof);
+    return status;
+}
+
+static int run(enum runtime_cmd cmd, const char *name, int argc, char **argv)
+{
+    struct runtime_cli c = {.cmd = cmd, .name = name};
+    char config[4096], ignored[256];
+    settings_defaults(&c.settings);
+    if (config_file_path(config, sizeof config) == 0) config_file_load(&c.settings, config, ignored, sizeof ignored);
+    provider_request_default(&c.rq, 0);
+    c.rq.timeout = c.settings.agent_timeout;
+    int rc = parse(&c, argc, argv);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+    quit_signals_install(on_signal);
+    c.rq.cancel = &runtime_cancel;
+    switch (cmd) {
+    case CMD_MEMSTATS: return run_memstats(&c);
+    case CMD_GC: return run_gc(&c);
+    case CMD_HEAP: return run_heap(&c);
+    default: return run_profile(&c);
+    }
+}
+
+int cmd_memstats(int argc, char **argv) { return run(CMD_MEMSTATS, "memstats", argc, argv); }
+int cmd_gc(int argc, char **argv) { return run(CMD_GC, "gc", argc, argv); }
+int cmd_heap(int argc, char **argv) { return run(CMD_HEAP, "heap", argc, argv); }
+int cmd_profile(int argc, char **argv) { return run(CMD_PROFILE, "profile", argc, argv); }

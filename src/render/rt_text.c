@@ -1,0 +1,273 @@
+#include "rt_text.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../util/text.h"
+
+/* A line of ours around agent-supplied strings: the whole line is made safe for a terminal. */
+__attribute__((format(printf, 2, 3))) static int add_clean(struct text_lines *out, const char *fmt, ...)
+{
+    char raw[2048], clean[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    text_sanitize_display(clean, sizeof clean, raw, strlen(raw));
+    return text_lines_add(out, "%s", clean);
+}
+
+static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
+
+/* ---- stacks ---- */
+
+static int same_frames(const struct rt_thread *a, const struct rt_thread *b)
+{
+    if (a->nframes != b->nframes) return 0;
+    for (int i = 0; i < a->nframes; i++) {
+        const struct rt_frame *x = &a->frames[i], *y = &b->frames[i];
+        if (strcmp(or_dash(x->function), or_dash(y->function)) || strcmp(or_dash(x->file), or_dash(y->file)) ||
+            x->line != y->line)
+            return 0;
+    }
+    return strcmp(or_dash(a->created_by), or_dash(b->created_by)) == 0;
+}
+
+static void frame_line(struct text_lines *out, const struct rt_frame *f)
+{
+    if (f->file && f->line > 0) add_clean(out, "  %-40s %s:%d", or_dash(f->function), f->file, f->line);
+    else if (f->file) add_clean(out, "  %-40s %s", or_dash(f->function), f->file);
+    else add_clean(out, "  %s", or_dash(f->function));
+}
+
+/* "12 goroutines: chan receive (10), select (2), waiting 3-12 minutes" or a Java thread's header. */
+static void group_header(struct text_lines *out, const struct rt_stack *s, const int *members, int n)
+{
+    char states[512] = "", ids[256] = "";
+    size_t off = 0;
+    long long wmin = -1, wmax = -1;
+    for (int i = 0; i < n; i++) {
+        const struct rt_thread *t = &s->threads[members[i]];
+        if (t->wait_seconds >= 0) {
+            if (wmin < 0 || t->wait_seconds < wmin) wmin = t->wait_seconds;
+            if (t->wait_seconds > wmax) wmax = t->wait_seconds;
+        }
+        int seen = 0;
+        for (int k = 0; k < i && !seen; k++) seen = !strcmp(or_dash(s->threads[members[k]].state), or_dash(t->state));
+        if (seen) continue;
+        int count = 0;
+        for (int k = i; k < n; k++) count += !strcmp(or_dash(s->threads[members[k]].state), or_dash(t->state));
+        if (off < sizeof states)
+            off += (size_t)snprintf(states + off, sizeof states - off, "%s%s (%d)", off ? ", " : "", or_dash(t->state),
+                                    count);
+    }
+    off = 0;
+    for (int i = 0; i < n && i < 8 && off < sizeof ids; i++) {
+        const struct rt_thread *t = &s->threads[members[i]];
+        if (t->name) off += (size_t)snprintf(ids + off, sizeof ids - off, "%s\"%s\"", i ? " " : "", t->name);
+        else off += (size_t)snprintf(ids + off, sizeof ids - off, "%s%lld", i ? " " : "", t->id);
+    }
+    if (n > 8 && off < sizeof ids) snprintf(ids + off, sizeof ids - off, " ...");
+    char wait[64] = "";
+    if (wmax >= 60 && wmin == wmax) snprintf(wait, sizeof wait, ", waiting %lld minutes", wmax / 60);
+    else if (wmax >= 60) snprintf(wait, sizeof wait, ", waiting %lld-%lld minutes", wmin / 60, wmax / 60);
+    const char *what = s->threads[members[0]].name ? "thread" : "goroutine";
+    if (n == 1) {
+        const struct rt_thread *t = &s->threads[members[0]];
+        char extra[64] = "";
+        if (t->os_tid) snprintf(extra, sizeof extra, " (OS thread %d)", t->os_tid);
+        add_clean(out, "%s%s %s%s: %s%s", t->daemon ? "daemon " : "", what, ids, extra, states, wait);
+    } else {
+        add_clean(out, "%d %ss: %s  %s%s", n, what, ids, states, wait);
+    }
+}
+
+int rt_text_stack(const struct rt_stack *s, int grouped, struct text_lines *out)
+{
+    int *done = calloc((size_t)(s->n ? s->n : 1), sizeof *done), *members = calloc((size_t)(s->n ? s->n : 1), sizeof *members);
+    if (!done || !members) {
+        free(done);
+        free(members);
+        return -1;
+    }
+    int goroutines = s->n > 0 && !s->threads[0].name, distinct = 0;
+    for (int i = 0; i < s->n; i++) {
+        int first = 1;
+        for (int k = 0; k < i && first; k++) first = !same_frames(&s->threads[i], &s->threads[k]);
+        distinct += first;
+    }
+    add_clean(out, "%s of %d, from %s: %d %s, %d distinct stacks, %.1f ms", goroutines ? "Goroutines" : "Threads",
+              s->pid, s->provider, s->n, goroutines ? "goroutines" : "threads", distinct, s->ms);
+    for (int i = 0; i < s->n; i++) {
+        if (done[i]) continue;
+        int n = 0;
+        for (int k = i; k < s->n; k++)
+            if (!done[k] && (k == i || (grouped && same_frames(&s->threads[i], &s->threads[k])))) {
+                members[n++] = k;
+                done[k] = 1;
+            }
+        text_lines_add(out, "%s", "");
+        group_header(out, s, members, n);
+        const struct rt_thread *t = &s->threads[i];
+        for (int f = 0; f < t->nframes; f++) frame_line(out, &t->frames[f]);
+        if (t->created_by) add_clean(out, "  created by %s", t->created_by);
+        if (t->nframes == 0 && !t->created_by) text_lines_add(out, "  (no Java frames)");
+    }
+    free(done);
+    free(members);
+    return 0;
+}
+
+/* ---- named values ---- */
+
+static void value_text(const struct rt_field *f, char *buf, size_t n)
+{
+    char human[32];
+    switch (f->unit) {
+    case RT_BYTES:
+        text_format_bytes(human, sizeof human, (long long)f->u);
+        if (f->u >= 1024) snprintf(buf, n, "%-12s (%llu bytes)", human, f->u);
+        else snprintf(buf, n, "%s", human);
+        break;
+    case RT_NANOSECONDS:
+        if (f->u >= 1000000ULL) snprintf(buf, n, "%.3f ms", (double)f->u / 1e6);
+        else snprintf(buf, n, "%llu ns", f->u);
+        break;
+    case RT_BOOL: snprintf(buf, n, "%s", f->u ? "true" : "false"); break;
+    case RT_RATIO: snprintf(buf, n, "%g", f->is_double ? f->d : (double)f->u); break;
+    case RT_TEXT: snprintf(buf, n, "%s", or_dash(f->text)); break;
+    default: snprintf(buf, n, "%llu", f->u);
+    }
+}
+
+int rt_text_fields(const struct rt_fields *fs, struct text_lines *out)
+{
+    const char *section = NULL;
+    for (int i = 0; i < fs->n; i++) {
+        const struct rt_field *f = &fs->f[i];
+        if (!section || strcmp(section, f->section)) {
+            section = f->section;
+            add_clean(out, "%s (%s):", section, fs->provider);
+        }
+        char value[256];
+        value_text(f, value, sizeof value);
+        add_clean(out, "  %-22s %s", f->key, value);
+    }
+    return 0;
+}
+
+int rt_text_gc(const struct rt_gc *g, struct text_lines *out)
+{
+    char before[32], after[32];
+    text_format_bytes(before, sizeof before, g->heap_before);
+    text_format_bytes(after, sizeof after, g->heap_after);
+    if (g->heap_before >= 0 || g->heap_after >= 0)
+        add_clean(out, "GC by %s in %.1f ms: heap in use %s -> %s", g->provider, g->ms, before, after);
+    else
+        add_clean(out, "GC by %s in %.1f ms", g->provider, g->ms);
+    if (g->message && *g->message) add_clean(out, "%s", g->message);
+    return 0;
+}
+
+/* ---- the heap table ---- */
+
+static void signed_bytes(char *buf, size_t n, long long v) /* "+1.5 MiB", "-12 B", "0" */
+{
+    char b[24];
+    text_format_bytes(b, sizeof b, v < 0 ? -v : v);
+    snprintf(buf, n, "%s%s", v < 0 ? "-" : v > 0 ? "+" : "", v ? b : "0");
+}
+
+int rt_text_heap(const struct heap_view *v, int limit, struct text_lines *out)
+{
+    const struct rt_heap *h = v->cur;
+    char total[32], when[32];
+    text_format_bytes(total, sizeof total, h->total_bytes);
+    time_t t = (time_t)h->taken_at;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%H:%M:%S", &tm);
+    add_clean(out, "Heap of %d, %s from %s at %s: %lld objects, %s in %d rows", h->pid, h->kind, h->provider, when,
+              h->total_count, total, h->n);
+    if (v->first)
+        add_clean(out, "changes since the first snapshot %.1f minutes ago%s; sorted by growth", v->minutes,
+                  v->prev && v->prev != v->first ? " and since the previous one" : "");
+    if (h->saved_path) add_clean(out, "saved as %s", h->saved_path);
+    text_lines_add(out, "%s", "");
+    int sites = h->n > 0 && h->rows[0].alloc_bytes >= 0;
+    if (v->first)
+        text_lines_add(out, "%12s %12s %12s %10s %12s %12s  %s", "bytes", "+bytes", "+bytes/min", "count", "+count",
+                       "+bytes prev", sites ? "allocation site" : "class");
+    else if (sites)
+        text_lines_add(out, "%12s %10s %12s %10s  %s", "in use", "objects", "allocated", "objects", "allocation site");
+    else
+        text_lines_add(out, "%12s %10s  %s", "bytes", "count", "class");
+    int n = limit > 0 && limit < v->n ? limit : v->n;
+    for (int i = 0; i < n; i++) {
+        const struct heap_view_row *r = &v->rows[i];
+        char b[32], d[40], m[40], p[40];
+        text_format_bytes(b, sizeof b, r->row->bytes);
+        if (v->first) {
+            signed_bytes(d, sizeof d, r->since_first.bytes);
+            signed_bytes(m, sizeof m, (long long)r->bytes_per_minute);
+            signed_bytes(p, sizeof p, r->since_prev.bytes);
+            add_clean(out, "%12s %12s %12s %10lld %+12lld %12s  %s", b, d, m, r->row->count, r->since_first.count,
+                      v->prev ? p : "-", or_dash(r->row->name));
+        } else if (sites) {
+            char a[32];
+            text_format_bytes(a, sizeof a, r->row->alloc_bytes);
+            add_clean(out, "%12s %10lld %12s %10lld  %s", b, r->row->count, a, r->row->alloc_count,
+                      or_dash(r->row->name));
+        } else {
+            add_clean(out, "%12s %10lld  %s", b, r->row->count, or_dash(r->row->name));
+        }
+    }
+    if (n < v->n) text_lines_add(out, "(%d more rows; --json has them all)", v->n - n);
+    return 0;
+}
+
+/* ---- profiles and files ---- */
+
+int rt_text_profile(const struct rt_profile *p, int limit, struct text_lines *out)
+{
+    add_clean(out, "CPU profile from %s: %.1f s%s%s", p->provider, p->seconds, p->saved_path ? ", saved as " : "",
+              p->saved_path ? p->saved_path : "");
+    if (p->n == 0) {
+        if (!strcmp(p->format, "jfr"))
+            add_clean(out, "(a JFR recording: open it with `jfr print --events jdk.ExecutionSample %s` or JDK Mission Control)",
+                      or_dash(p->saved_path));
+        return 0;
+    }
+    if (!strcmp(p->format, "pprof") && p->saved_path) add_clean(out, "(go tool pprof -top %s)", p->saved_path);
+    text_lines_add(out, "%s", "");
+    text_lines_add(out, "%12s %7s %12s %7s  %s", "flat", "flat%", "cum", "cum%", "function");
+    int n = limit > 0 && limit < p->n ? limit : p->n;
+    int ns = !strcmp(p->unit, "nanoseconds");
+    for (int i = 0; i < n; i++) {
+        const struct rt_profile_row *r = &p->rows[i];
+        char flat[32], cum[32];
+        if (ns) {
+            snprintf(flat, sizeof flat, "%.2fs", (double)r->flat / 1e9);
+            snprintf(cum, sizeof cum, "%.2fs", (double)r->cum / 1e9);
+        } else {
+            snprintf(flat, sizeof flat, "%lld", r->flat);
+            snprintf(cum, sizeof cum, "%lld", r->cum);
+        }
+        double tot = p->total > 0 ? (double)p->total : 1;
+        add_clean(out, "%12s %6.2f%% %12s %6.2f%%  %s%s%s", flat, 100.0 * (double)r->flat / tot, cum,
+                  100.0 * (double)r->cum / tot, or_dash(r->function), r->file ? "  " : "", r->file ? r->file : "");
+    }
+    if (n < p->n) text_lines_add(out, "(%d more functions)", p->n - n);
+    return 0;
+}
+
+int rt_text_file(const struct rt_file *f, struct text_lines *out)
+{
+    char size[32];
+    text_format_bytes(size, sizeof size, (long long)f->bytes);
+    add_clean(out, "%s (%s, written by %s in %.0f ms)", or_dash(f->path), size, f->provider, f->ms);
+    return 0;
+}
