@@ -320,7 +320,7 @@ static int run_heap(struct runtime_cli *c)
         status = fail(c, p->name, "out of memory");
     } else {
         struct text_lines tl = {0};
-        if (!c->json) rt_text_heap(&v, c->all ? 0 : 30, &tl);
+        if (!c->json) rt_text_heap(&v, c->all ? 0 : 30, 0, &tl);
         status = emit(c, c->json ? rt_json_heap(&v) : NULL, c->json ? NULL : &tl);
         heap_view_free(&v);
     }

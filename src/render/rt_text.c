@@ -181,7 +181,7 @@ static void signed_bytes(char *buf, size_t n, long long v) /* "+1.5 MiB", "-12 B
     snprintf(buf, n, "%s%s", v < 0 ? "-" : v > 0 ? "+" : "", v ? b : "0");
 }
 
-int rt_text_heap(const struct heap_view *v, int limit, struct text_lines *out)
+int rt_text_heap(const struct heap_view *v, int limit, int with_stacks, struct text_lines *out)
 {
     const struct rt_heap *h = v->cur;
     char total[32], when[32];
@@ -223,6 +223,11 @@ int rt_text_heap(const struct heap_view *v, int limit, struct text_lines *out)
                       or_dash(r->row->name));
         } else {
             add_clean(out, "%12s %10lld  %s", b, r->row->count, or_dash(r->row->name));
+        }
+        for (int f = 0; with_stacks && f < r->row->nstack; f++) {
+            const struct rt_frame *fr = &r->row->stack[f];
+            if (fr->file && fr->line > 0) add_clean(out, "%14s %-40s %s:%d", "", or_dash(fr->function), fr->file, fr->line);
+            else add_clean(out, "%14s %s", "", or_dash(fr->function));
         }
     }
     if (n < v->n) text_lines_add(out, "(%d more rows; --json has them all)", v->n - n);

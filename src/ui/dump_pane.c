@@ -6,6 +6,8 @@
 
 #include "../actions/dump.h"
 #include "../actions/dump_path.h"
+#include "../actions/provider.h"
+#include "../render/rt_text.h"
 #include "../collect/proctable.h"
 #include "../util/clock.h"
 #include "../util/job.h"
@@ -13,12 +15,17 @@
 #include "pane.h"
 #include "tui_state.h"
 
+/* A core file, or for a JVM its heap dump (the JVM writes it, the provider copies it into the dump directory). */
 struct dump_pane {
     struct job job;
     int pid;
-    char path[4096];
+    char path[4096], dir[4096];
     struct dump_options opts;
     struct dump_result result;
+    const struct provider *heap; /* who writes a heap dump of this process, NULL when nobody */
+    int heap_chosen;             /* the job writes the heap dump */
+    struct provider_request rq;
+    struct rt_file heap_file;
     int rc;
     char err[512];
     /* Written by the worker, read by the screen: progress is only displayed, so torn reads do no harm. */
@@ -36,13 +43,18 @@ static void on_progress(void *arg, unsigned long long done, unsigned long long t
 static void run(struct job *j)
 {
     struct dump_pane *dp = j->arg;
-    dp->opts.cancel = &j->cancel;
-    dp->rc = dump_write(dp->pid, &dp->opts, &dp->result, dp->err, sizeof dp->err);
+    dp->opts.cancel = dp->rq.cancel = &j->cancel;
+    if (dp->heap_chosen) dp->rc = dp->heap->heap_dump(&dp->rq, &dp->heap_file, dp->err, sizeof dp->err);
+    else dp->rc = dump_write(dp->pid, &dp->opts, &dp->result, dp->err, sizeof dp->err);
 }
 
 static void progress(const struct pane *p, char *buf, size_t n)
 {
     const struct dump_pane *dp = p->state;
+    if (dp->heap_chosen) {
+        snprintf(buf, n, "The JVM %d writes its heap dump (%s)...", dp->pid, dp->heap->name);
+        return;
+    }
     double el = clock_monotonic_seconds() - dp->started;
     double rate = el > 0 ? (double)dp->done / el : 0;
     double left = rate > 0 && dp->total > dp->done ? (double)(dp->total - dp->done) / rate : 0;
@@ -62,6 +74,11 @@ static void render(struct pane *p)
     if (dp->rc < 0) {
         text_lines_add(&tl, "No dump: %s", dp->err);
         text_lines_add(&tl, "(no file was left behind; the process runs on)");
+    } else if (dp->heap_chosen) {
+        text_lines_add(&tl, "Heap dump");
+        rt_text_file(&dp->heap_file, &tl);
+        text_lines_add(&tl, "%s", "");
+        text_lines_add(&tl, "Open it with Eclipse MAT, VisualVM or jhat after gunzip.");
     } else {
         const struct dump_result *r = &dp->result;
         text_lines_add(&tl, "Core file      %s", r->path);
@@ -84,12 +101,14 @@ static void cancel(struct tui *t, struct pane *p)
     if (dp->job.running) job_cancel(&dp->job, 5.0);
 }
 
-/* After "y": the pane comes to the front and the dump starts. */
-static unsigned start(struct tui *t, void *arg)
+/* After the answer (y, or c / h for a JVM): the pane comes to the front and the dump starts. */
+static unsigned start(struct tui *t, void *arg, int key)
 {
     struct pane *p = arg;
     struct dump_pane *dp = p->state;
-    pane_set_title(p, "Dump of %d", dp->pid);
+    dp->heap_chosen = key == 'h';
+    rt_file_free(&dp->heap_file);
+    pane_set_title(p, "%s of %d", dp->heap_chosen ? "Heap dump" : "Dump", dp->pid);
     pane_show(t, p);
     dp->opts.path = dp->path;
     dp->opts.progress = on_progress;
@@ -119,21 +138,31 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     }
     dp->pid = row->tgid;
     dump_options_default(&dp->opts);
-    char dir[4096], err[256];
-    if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+    char err[256];
+    if (dump_directory(NULL, t->s->dump_dir, dp->dir, sizeof dp->dir, err, sizeof err) < 0) {
         tui_set_status(t, 1, "%s", err);
         return PANE_REFUSED;
     }
-    dump_default_name(dp->pid, dir, dp->path, sizeof dp->path);
+    dump_default_name(dp->pid, dp->dir, dp->path, sizeof dp->path);
+    char why[256];
+    dp->heap = provider_choose(dp->pid, OP_HEAP_DUMP, 0, why, sizeof why);
+    provider_request_default(&dp->rq, dp->pid);
+    dp->rq.timeout = t->s->agent_timeout;
+    dp->rq.save_dir = dp->dir;
     unsigned long long bytes = 0;
     if (dump_estimate(dp->pid, &dp->opts, &bytes, err, sizeof err) < 0) {
         tui_set_status(t, 1, "%s", err);
         return PANE_REFUSED;
     }
     char question[512];
-    snprintf(question, sizeof question, "Dump %d to %.200s (up to %.0f MiB, stops it meanwhile)? [y/N] ", dp->pid,
-             dp->path, bytes / 1048576.0);
-    keymap_confirm(t, question, start, p, "no dump written");
+    if (dp->heap)
+        snprintf(question, sizeof question,
+                 "Dump %d: c core file to %.160s (up to %.0f MiB, stops it meanwhile), h heap dump (.hprof.gz by "
+                 "the JVM)? [c/h/N] ", dp->pid, dp->path, bytes / 1048576.0);
+    else
+        snprintf(question, sizeof question, "Dump %d to %.200s (up to %.0f MiB, stops it meanwhile)? [y/N] ",
+                 dp->pid, dp->path, bytes / 1048576.0);
+    keymap_ask(t, question, dp->heap ? "ch" : "y", start, p, "no dump written");
     return PANE_PENDING;
 }
 
@@ -148,15 +177,17 @@ static void ready(struct tui *t, struct pane *p)
     struct dump_pane *dp = p->state;
     job_finish(&dp->job);
     if (t->panes.front == p) render(p);
-    tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : "core written to %s",
-                   dp->rc < 0 ? dp->err : dp->result.path);
+    tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : dp->heap_chosen ? "heap dump written to %s" :
+                   "core written to %s", dp->rc < 0 ? dp->err : dp->heap_chosen ? dp->heap_file.path : dp->result.path);
 }
 
 /* A dump still running after cancel's 5 s is left: exiting stops it; its temporary file may remain. */
 static int destroy(struct pane *p)
 {
-    const struct dump_pane *dp = p->state;
-    return dp->job.running ? -1 : 0;
+    struct dump_pane *dp = p->state;
+    if (dp->job.running) return -1;
+    rt_file_free(&dp->heap_file);
+    return 0;
 }
 
 const struct pane_class dump_pane_class = {

@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../actions/provider.h"
 #include "../collect/procinfo.h"
 #include "../collect/proctable.h"
 #include "../render/procinfo_text.h"
+#include "../render/rt_text.h"
 #include "../util/clock.h"
+#include "../util/job.h"
 #include "../util/text.h"
 #include "keymap.h"
 #include "pane.h"
@@ -37,7 +40,44 @@ struct info_pane {
     struct prev_tick *prev;
     int nprev;
     double prev_time;
+    /* The runtime's own memory statistics (gops memstats, a JVM's heap info) next to the kernel's, asked for in
+     * a worker when the Memory tab is shown and on r: not at every refresh (gops' memstats stops the world). */
+    struct job job;
+    const struct provider *runtime;
+    struct provider_request rq;
+    struct rt_fields rtf;
+    int rt_asked, rt_rc;
+    char rt_err[256];
 };
+
+static void memstats_run(struct job *j)
+{
+    struct info_pane *ip = j->arg;
+    ip->rq.cancel = &j->cancel;
+    ip->rt_rc = ip->runtime->memstats(&ip->rq, &ip->rtf, ip->rt_err, sizeof ip->rt_err);
+}
+
+static void memstats_ask(struct info_pane *ip)
+{
+    if (!ip->runtime || ip->job.running) return;
+    rt_fields_free(&ip->rtf);
+    ip->rt_asked = 1;
+    ip->rt_rc = 1; /* in flight */
+    if (job_start(&ip->job, memstats_run, ip) < 0) {
+        ip->rt_rc = -1;
+        snprintf(ip->rt_err, sizeof ip->rt_err, "cannot start a worker thread");
+    }
+}
+
+/* The runtime's section of the Memory tab. */
+static void memstats_lines(const struct info_pane *ip, struct text_lines *tl)
+{
+    if (!ip->runtime) return;
+    text_lines_add(tl, "%s", "");
+    if (ip->rt_rc > 0) text_lines_add(tl, "(asking %s for the runtime's memory statistics...)", ip->runtime->name);
+    else if (ip->rt_rc < 0) text_lines_add(tl, "runtime memstats (%s): %s", ip->runtime->name, ip->rt_err);
+    else rt_text_fields(&ip->rtf, tl);
+}
 
 /* Per-thread CPU% from the previous read (the pane re-reads at the table's delay). */
 static void thread_cpu(struct info_pane *ip, double now)
@@ -104,6 +144,7 @@ static void render(struct tui *t, struct pane *p)
     }
     struct procinfo_text_opts o = {ip->show_secrets, ip->env_filter};
     procinfo_text_section(&ip->info, s, &o, &tl);
+    if (s == PI_MEMORY) memstats_lines(ip, &tl);
     if (s == PI_ENV)
         text_lines_add(&tl, "(m: %s secret values   \\: filter%s%s)", ip->show_secrets ? "mask" : "show",
                        ip->env_filter[0] ? " = " : "", ip->env_filter);
@@ -137,6 +178,8 @@ static void tick(struct tui *t, struct pane *p)
 
 static unsigned reload(struct tui *t, struct pane *p)
 {
+    struct info_pane *ip = p->state;
+    if (ip->tab == 1) memstats_ask(ip);
     tick(t, p);
     return EFFECT_NONE;
 }
@@ -152,6 +195,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         ip->tab = 5;
         pane_start_filter(p, ip->env_filter);
     } else return PANE_KEY_UNHANDLED;
+    if (ip->tab == 1 && !ip->rt_asked) memstats_ask(ip);
     p->top = 0;
     render(t, p);
     return EFFECT_NONE;
@@ -164,12 +208,16 @@ static void env_filter_changed(struct tui *t, struct pane *p, const char *text)
     render(t, p);
 }
 
-/* What was read of the previous process is dropped; a new opening starts from scratch. */
-static void forget(struct info_pane *ip)
+/* What was read of the previous process is dropped; a new opening starts from scratch. A runtime request in
+ * flight is abandoned first (bounded wait); if it would not end, the state is left to it. */
+static int forget(struct info_pane *ip)
 {
+    if (ip->job.running && job_cancel(&ip->job, 3.0) < 0) return -1;
     procinfo_free(&ip->info);
     free(ip->prev);
+    rt_fields_free(&ip->rtf);
     memset(ip, 0, sizeof *ip);
+    return 0;
 }
 
 static void cancel(struct tui *t, struct pane *p)
@@ -178,17 +226,34 @@ static void cancel(struct tui *t, struct pane *p)
     forget(p->state);
 }
 
-static int destroy(struct pane *p)
+static int destroy(struct pane *p) { return forget(p->state); }
+
+static int fd(const struct pane *p)
 {
-    forget(p->state);
-    return 0;
+    const struct info_pane *ip = p->state;
+    return ip->job.running ? ip->job.done_fd : -1;
+}
+
+static void ready(struct tui *t, struct pane *p)
+{
+    struct info_pane *ip = p->state;
+    job_finish(&ip->job);
+    if (t->panes.front == p) render(t, p);
 }
 
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct info_pane *ip = p->state;
-    forget(ip);
+    if (forget(ip) < 0) {
+        tui_set_status(t, 1, "the previous runtime request does not end");
+        return PANE_REFUSED;
+    }
     ip->pid = row->tgid;
+    const struct provider *rt = provider_runtime_of(ip->pid);
+    char why[256];
+    if (rt && rt->memstats && rt->probe(ip->pid, why, sizeof why) == 0) ip->runtime = rt;
+    provider_request_default(&ip->rq, ip->pid);
+    ip->rq.timeout = t->s->agent_timeout;
     snprintf(p->save_name, sizeof p->save_name, "info.%d.txt", ip->pid);
     tick(t, p);
     return PANE_SHOWN;
@@ -203,6 +268,8 @@ const struct pane_class info_pane_class = {
     .reload = reload,
     .tick = tick,
     .filter = env_filter_changed,
+    .fd = fd,
+    .ready = ready,
     .cancel = cancel,
     .destroy = destroy,
 };

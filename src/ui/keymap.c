@@ -9,8 +9,10 @@
 #include "../actions/process_control.h"
 #include "../util/text.h"
 #include "dump_pane.h"
+#include "heap_pane.h"
 #include "info_pane.h"
 #include "pane.h"
+#include "runtime_pane.h"
 #include "stack_pane.h"
 
 #define F(k) (KEY_FUNC_FLAG | (k))
@@ -121,12 +123,13 @@ static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label,
     t->mode = MODE_PROMPT;
 }
 
-void keymap_confirm(struct tui *t, const char *question, unsigned (*on_yes)(struct tui *t, void *arg), void *arg,
-                    const char *no_message)
+void keymap_ask(struct tui *t, const char *question, const char *answers,
+                unsigned (*on_answer)(struct tui *t, void *arg, int key), void *arg, const char *no_message)
 {
     prompt_open(t, PROMPT_CONFIRM, question, "");
-    t->prompt.on_yes = on_yes;
-    t->prompt.on_yes_arg = arg;
+    snprintf(t->prompt.answers, sizeof t->prompt.answers, "%s", answers);
+    t->prompt.on_answer = on_answer;
+    t->prompt.on_answer_arg = arg;
     snprintf(t->prompt.no_message, sizeof t->prompt.no_message, "%s", no_message);
 }
 
@@ -297,9 +300,9 @@ static void send_signal_now(struct tui *t, int sig)
     if (ok) t->ntags = 0;
 }
 
-static unsigned confirm_signal(struct tui *t, void *arg)
+static unsigned confirm_signal(struct tui *t, void *arg, int key)
 {
-    (void)arg;
+    (void)arg, (void)key;
     send_signal_now(t, t->pending_signal);
     return EFFECT_RESAMPLE;
 }
@@ -365,13 +368,6 @@ static unsigned key_redraw(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
-static unsigned key_not_yet(struct tui *t, int key)
-{
-    const char *what = key == 'G' ? "GC request" : key == 'C' ? "CPU profile" : "heap summary (allocations)";
-    tui_set_status(t, 1, "%s is not available yet in this version", what);
-    return EFFECT_NONE;
-}
-
 const struct key_binding keymap_table[] = {
     {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move, NULL},
     {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move, NULL},
@@ -402,9 +398,11 @@ const struct key_binding keymap_table[] = {
     {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", NULL,
      &stack_pane_class},
     {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", NULL, &dump_pane_class},
-    {{'G'}, "G", "ask the runtime for a GC (not available yet)", key_not_yet, NULL},
-    {{'C'}, "C", "CPU profile (not available yet)", key_not_yet, NULL},
-    {{'A'}, "A", "heap summary by type/site (not available yet)", key_not_yet, NULL},
+    {{'G'}, "G", "ask the runtime for a GC (Go: gops, Java: HotSpot attach)", NULL, &gc_pane_class},
+    {{'C'}, "C", "CPU profile from the runtime (Go: 30 s pprof, Java: JFR), with a progress bar", NULL,
+     &profile_pane_class},
+    {{'A'}, "A", "heap by class or allocation site, growth since the first snapshot (the leak view)", NULL,
+     &heap_pane_class},
     {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw, NULL},
     {{F(KEY_F(1)), '?', 'h'}, "F1 ? h", "this help", key_help, NULL},
     {{F(KEY_F(10)), 'q'}, "F10 q", "quit", key_quit, NULL},
@@ -455,7 +453,7 @@ static unsigned menu_choose(struct tui *t)
             snprintf(label, sizeof label, "Send SIG%s to %d (%s)? [y/N] ", sigabbrev_np((int)v), r ? r->pid : 0, name);
         }
         t->pending_signal = (int)v;
-        keymap_confirm(t, label, confirm_signal, NULL, "no signal sent");
+        keymap_ask(t, label, "y", confirm_signal, NULL, "no signal sent");
         return EFFECT_NONE;
     }
     case MENU_COLUMNS: return EFFECT_NONE;
@@ -568,7 +566,8 @@ static unsigned prompt_key(struct tui *t, int key)
     struct prompt *p = &t->prompt;
     if (p->kind == PROMPT_CONFIRM) {
         t->mode = MODE_TABLE;
-        if (key == 'y' || key == 'Y') return p->on_yes(t, p->on_yes_arg);
+        int k = key >= 'A' && key <= 'Z' ? key - 'A' + 'a' : key;
+        if (k > 0 && k < 0x80 && strchr(p->answers, k)) return p->on_answer(t, p->on_answer_arg, k);
         tui_set_status(t, 0, "%s", p->no_message);
         return EFFECT_NONE;
     }

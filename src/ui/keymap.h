@@ -19,10 +19,11 @@ struct key_binding {
 extern const struct key_binding keymap_table[];
 extern const int keymap_count;
 
-/* Asks a y/N question in the bottom line: y calls on_yes(t, arg) and returns its effects; any other key shows
- * no_message. */
-void keymap_confirm(struct tui *t, const char *question, unsigned (*on_yes)(struct tui *t, void *arg), void *arg,
-                    const char *no_message);
+/* Asks a question in the bottom line that one of the keys in answers (lower case; upper case counts too) answers:
+ * on_answer(t, arg, key) is called with it and its effects returned; any other key shows no_message. A y/N
+ * question has answers "y". */
+void keymap_ask(struct tui *t, const char *question, const char *answers,
+                unsigned (*on_answer)(struct tui *t, void *arg, int key), void *arg, const char *no_message);
 /* Handles one key in the current mode; returns enum tui_effect flags. */
 unsigned keymap_dispatch(struct tui *t, int key);
 #endif

@@ -5,44 +5,64 @@
 #include <string.h>
 #include <time.h>
 
+#include "../actions/provider.h"
 #include "../actions/stack.h"
 #include "../collect/proctable.h"
+#include "../render/rt_text.h"
 #include "../render/stack_text.h"
 #include "../util/clock.h"
 #include "../util/job.h"
 #include "pane.h"
 #include "tui_state.h"
 
+/* Two views of one process: the OS threads through ptrace (native), and for a Go program or a JVM the runtime's
+ * own (goroutines, Java threads); v switches between them. */
 struct stack_pane {
     struct job job;
     int pid;
     struct stack_cache *cache; /* unwind tables and symbols, kept across snapshots of one process */
     struct stack_options opts;
-    struct stack_result result;
-    int rc;
+    struct stack_result result;  /* the native view */
+    const struct provider *runtime; /* who gives the runtime's view, NULL when nobody can */
+    char runtime_why[256];       /* why not, for v */
+    struct provider_request rq;
+    struct rt_stack rt;          /* the runtime's view */
+    int show_runtime;            /* which view is in front */
+    int running_runtime;         /* which view the job in flight captures */
+    int rc, have_native, have_rt;
     char err[512];
-    int have_result;
     int ungrouped;
 };
 
 static void capture(struct job *j)
 {
     struct stack_pane *sp = j->arg;
-    sp->opts.cancel = &j->cancel;
-    sp->rc = stack_capture(sp->pid, &sp->opts, &sp->result, sp->err, sizeof sp->err);
+    if (sp->running_runtime) {
+        sp->rq.cancel = &j->cancel;
+        sp->rc = sp->runtime->stack(&sp->rq, &sp->rt, sp->err, sizeof sp->err);
+    } else {
+        sp->opts.cancel = &j->cancel;
+        sp->rc = stack_capture(sp->pid, &sp->opts, &sp->result, sp->err, sizeof sp->err);
+    }
 }
 
 static void render(struct pane *p)
 {
     struct stack_pane *sp = p->state;
     struct text_lines tl = {0};
-    if (sp->rc < 0) {
+    int have = sp->show_runtime ? sp->have_rt : sp->have_native;
+    if (!have) {
         text_lines_add(&tl, "No stack: %s", sp->err);
+    } else if (sp->show_runtime) {
+        rt_text_stack(&sp->rt, !sp->ungrouped, &tl);
     } else {
         struct stack_text_opts o = {!sp->ungrouped, 1};
         stack_text_render(&sp->result, &o, &tl);
     }
     pane_set_lines(p, &tl);
+    if (sp->show_runtime) pane_set_title(p, "%s of %d, from %s (v: OS threads)", sp->rt.n && sp->rt.threads[0].name ?
+                                         "Java threads" : "Goroutines", sp->pid, sp->runtime->name);
+    else pane_set_title(p, "Stack of %d, OS threads (ptrace)%s", sp->pid, sp->runtime ? " (v: the runtime's view)" : "");
 }
 
 static unsigned start(struct tui *t, struct pane *p)
@@ -50,10 +70,17 @@ static unsigned start(struct tui *t, struct pane *p)
     (void)t;
     struct stack_pane *sp = p->state;
     if (sp->job.running) return EFFECT_NONE;
-    stack_result_free(&sp->result);
-    sp->have_result = 0;
+    sp->running_runtime = sp->show_runtime;
+    if (sp->running_runtime) {
+        rt_stack_free(&sp->rt);
+        sp->have_rt = 0;
+    } else {
+        stack_result_free(&sp->result);
+        sp->have_native = 0;
+    }
     char text[128];
-    snprintf(text, sizeof text, "Capturing every thread's stack of %d...", sp->pid);
+    if (sp->running_runtime) snprintf(text, sizeof text, "Asking %s for the stacks of %d...", sp->runtime->name, sp->pid);
+    else snprintf(text, sizeof text, "Capturing every thread's stack of %d...", sp->pid);
     pane_set_busy(p, text, clock_monotonic_seconds());
     if (job_start(&sp->job, capture, sp) < 0) {
         sp->rc = -1;
@@ -66,9 +93,20 @@ static unsigned start(struct tui *t, struct pane *p)
 static unsigned key(struct tui *t, struct pane *p, int k)
 {
     struct stack_pane *sp = p->state;
+    if (k == 'v') {
+        if (!sp->runtime) {
+            tui_set_status(t, 1, "only OS threads for this process: %s", sp->runtime_why);
+            return EFFECT_NONE;
+        }
+        if (sp->job.running) return EFFECT_NONE;
+        sp->show_runtime = !sp->show_runtime;
+        if (sp->show_runtime ? sp->have_rt : sp->have_native) render(p);
+        else start(t, p);
+        return EFFECT_NONE;
+    }
     if (k != 'g') return PANE_KEY_UNHANDLED;
     sp->ungrouped = !sp->ungrouped;
-    if (sp->have_result || sp->rc < 0) render(p);
+    if (!p->busy) render(p);
     tui_set_status(t, 0, "%s", sp->ungrouped ? "one block per thread" : "identical stacks grouped");
     return EFFECT_NONE;
 }
@@ -78,7 +116,11 @@ static void cancel(struct tui *t, struct pane *p)
 {
     (void)t;
     struct stack_pane *sp = p->state;
-    if (sp->job.running && job_cancel(&sp->job, 2.0) == 0) stack_result_free(&sp->result);
+    if (sp->job.running && job_cancel(&sp->job, 2.0) == 0) {
+        stack_result_free(&sp->result);
+        rt_stack_free(&sp->rt);
+        sp->have_native = sp->have_rt = 0;
+    }
 }
 
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
@@ -92,9 +134,20 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         tui_set_status(t, 1, "out of memory");
         return PANE_REFUSED;
     }
+    if (sp->pid != row->tgid) {
+        stack_result_free(&sp->result);
+        rt_stack_free(&sp->rt);
+        sp->have_native = sp->have_rt = 0;
+    }
     sp->pid = row->tgid;
     stack_options_default(&sp->opts);
     sp->opts.cache = sp->cache;
+    /* The runtime's view first when the runtime can answer, as `diagtop stack` does. */
+    sp->runtime = provider_choose(sp->pid, OP_STACK, 0, sp->runtime_why, sizeof sp->runtime_why);
+    if (sp->runtime == &native_provider) sp->runtime = NULL;
+    sp->show_runtime = sp->runtime != NULL;
+    provider_request_default(&sp->rq, sp->pid);
+    sp->rq.timeout = t->s->agent_timeout;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -117,9 +170,15 @@ static void ready(struct tui *t, struct pane *p)
 {
     struct stack_pane *sp = p->state;
     job_finish(&sp->job);
-    sp->have_result = sp->rc == 0;
+    if (sp->running_runtime) sp->have_rt = sp->rc == 0;
+    else sp->have_native = sp->rc == 0;
+    if (sp->rc < 0 && sp->running_runtime) { /* the runtime did not answer: the OS threads instead */
+        tui_set_status(t, 1, "%s: %s; showing the OS threads", sp->runtime->name, sp->err);
+        sp->show_runtime = 0;
+        if (t->panes.front == p) start(t, p);
+        return;
+    }
     if (t->panes.front == p) render(p);
-    else stack_result_free(&sp->result);
 }
 
 /* At exit. A capture still running after cancel's 2 s is left: when diagtop exits the kernel detaches its tracees. */
@@ -128,13 +187,14 @@ static int destroy(struct pane *p)
     struct stack_pane *sp = p->state;
     if (sp->job.running) return -1;
     stack_result_free(&sp->result);
+    rt_stack_free(&sp->rt);
     stack_cache_free(sp->cache);
     return 0;
 }
 
 const struct pane_class stack_pane_class = {
     .name = "stack",
-    .keys_help = "g group/ungroup",
+    .keys_help = "g group/ungroup  v OS threads/runtime",
     .state_size = sizeof(struct stack_pane),
     .open = open_pane,
     .key = key,

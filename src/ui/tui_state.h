@@ -29,9 +29,10 @@ struct prompt {
     char label[512];
     char text[TUI_TEXT_MAX];
     int failed; /* search found nothing */
-    unsigned (*on_yes)(struct tui *t, void *arg); /* PROMPT_CONFIRM: what y does */
-    void *on_yes_arg;
-    char no_message[64];                          /* PROMPT_CONFIRM: the status after any other key */
+    char answers[8];                                       /* PROMPT_CONFIRM: the keys that answer, "y", "ch" */
+    unsigned (*on_answer)(struct tui *t, void *arg, int key); /* called with the answer key */
+    void *on_answer_arg;
+    char no_message[64];                                   /* the status after any other key */
 };
 
 struct tag {

@@ -45,6 +45,6 @@ tui_keys / n o - s u c h - t h i n g
 check "a search without match says so" tui_wait 'not found'
 tui_keys Escape
 tui_keys G
-check "keys of later actions say they are not available yet" tui_wait 'GC request is not available yet'
+check "G on a process without a runtime says what would make a GC available" tui_wait 'GC is not available for this process'
 tui_keys q
 finish

@@ -1,0 +1,189 @@
+#include "runtime_pane.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../actions/dump_path.h"
+#include "../actions/provider.h"
+#include "../collect/proctable.h"
+#include "../render/rt_text.h"
+#include "../util/clock.h"
+#include "../util/job.h"
+#include "pane.h"
+#include "tui_state.h"
+
+/* One request to the runtime (G: a GC, C: a CPU profile) run as a job, its answer shown in the pane. */
+struct runtime_pane {
+    struct job job;
+    enum provider_op op;
+    const struct provider *provider;
+    struct provider_request rq;
+    char dir[4096];
+    int rc;
+    char err[512];
+    struct rt_gc gc;
+    struct rt_profile profile;
+    volatile double fraction; /* written by the worker (progress), read by the screen */
+    double started;
+};
+
+static void on_progress(void *arg, double fraction)
+{
+    struct runtime_pane *rp = arg;
+    rp->fraction = fraction;
+}
+
+static void run(struct job *j)
+{
+    struct runtime_pane *rp = j->arg;
+    rp->rq.cancel = &j->cancel;
+    if (rp->op == OP_GC) rp->rc = rp->provider->gc(&rp->rq, &rp->gc, rp->err, sizeof rp->err);
+    else rp->rc = rp->provider->profile(&rp->rq, &rp->profile, rp->err, sizeof rp->err);
+}
+
+static void forget(struct runtime_pane *rp)
+{
+    rt_gc_free(&rp->gc);
+    rt_profile_free(&rp->profile);
+}
+
+static void render(struct pane *p)
+{
+    struct runtime_pane *rp = p->state;
+    struct text_lines tl = {0};
+    if (rp->rc < 0) text_lines_add(&tl, "No %s: %s", provider_op_name(rp->op), rp->err);
+    else if (rp->op == OP_GC) rt_text_gc(&rp->gc, &tl);
+    else rt_text_profile(&rp->profile, 0, &tl);
+    pane_set_lines(p, &tl);
+}
+
+static void progress(const struct pane *p, char *buf, size_t n)
+{
+    const struct runtime_pane *rp = p->state;
+    int width = 30, filled = (int)(rp->fraction * width);
+    if (filled < 0) filled = 0;
+    if (filled > width) filled = width;
+    char bar[64];
+    memset(bar, '#', (size_t)filled);
+    memset(bar + filled, '.', (size_t)(width - filled));
+    bar[width] = '\0';
+    if (rp->op == OP_PROFILE)
+        snprintf(buf, n, "CPU profile of %d by %s  [%s] %3.0f%%", rp->rq.pid, rp->provider->name, bar,
+                 rp->fraction * 100.0);
+    else
+        snprintf(buf, n, "%s of %d by %s...", provider_op_name(rp->op), rp->rq.pid, rp->provider->name);
+}
+
+static unsigned start(struct tui *t, struct pane *p)
+{
+    struct runtime_pane *rp = p->state;
+    if (rp->job.running) return EFFECT_NONE;
+    forget(rp);
+    rp->fraction = 0;
+    rp->rq.progress = on_progress;
+    rp->rq.progress_arg = rp;
+    char text[160];
+    progress(p, text, sizeof text);
+    pane_set_busy(p, text, clock_monotonic_seconds());
+    if (job_start(&rp->job, run, rp) < 0) {
+        rp->rc = -1;
+        snprintf(rp->err, sizeof rp->err, "cannot start a worker thread");
+        render(p);
+    }
+    (void)t;
+    return EFFECT_NONE;
+}
+
+/* G and C on a row: the provider that answers, or a refusal saying what would make it available. */
+static enum pane_open_result open_for(struct tui *t, struct pane *p, const struct proc_row *row, enum provider_op op)
+{
+    struct runtime_pane *rp = p->state;
+    if (rp->job.running) {
+        tui_set_status(t, 1, "a %s is still running", provider_op_name(rp->op));
+        return PANE_REFUSED;
+    }
+    char why[512];
+    const struct provider *prov = row->is_kernel ? NULL : provider_choose(row->tgid, op, 0, why, sizeof why);
+    if (!prov) {
+        tui_set_status(t, 1, "%s", row->is_kernel ? "a kernel thread has no runtime" : why);
+        return PANE_REFUSED;
+    }
+    rp->op = op;
+    rp->provider = prov;
+    provider_request_default(&rp->rq, row->tgid);
+    rp->rq.timeout = t->s->agent_timeout;
+    char err[256];
+    if (op == OP_PROFILE && dump_directory(NULL, t->s->dump_dir, rp->dir, sizeof rp->dir, err, sizeof err) == 0)
+        rp->rq.save_dir = rp->dir;
+    pane_set_title(p, "%s of %d, from %s", op == OP_GC ? "GC" : "CPU profile", row->tgid, prov->name);
+    snprintf(p->save_name, sizeof p->save_name, "%s.%d.txt", op == OP_GC ? "gc" : "profile", row->tgid);
+    start(t, p);
+    return PANE_SHOWN;
+}
+
+static enum pane_open_result open_gc(struct tui *t, struct pane *p, const struct proc_row *row)
+{
+    return open_for(t, p, row, OP_GC);
+}
+
+static enum pane_open_result open_profile(struct tui *t, struct pane *p, const struct proc_row *row)
+{
+    return open_for(t, p, row, OP_PROFILE);
+}
+
+static int fd(const struct pane *p)
+{
+    const struct runtime_pane *rp = p->state;
+    return rp->job.running ? rp->job.done_fd : -1;
+}
+
+static void ready(struct tui *t, struct pane *p)
+{
+    struct runtime_pane *rp = p->state;
+    job_finish(&rp->job);
+    if (t->panes.front == p) render(p);
+    if (rp->rc < 0) tui_set_status(t, 1, "%s failed: %s", provider_op_name(rp->op), rp->err);
+    else if (rp->op == OP_PROFILE && rp->profile.saved_path)
+        tui_set_status(t, 0, "profile saved to %s", rp->profile.saved_path);
+}
+
+/* Esc: the request is abandoned (a forked helper killed, a connection closed); the process runs on. */
+static void cancel(struct tui *t, struct pane *p)
+{
+    (void)t;
+    struct runtime_pane *rp = p->state;
+    if (rp->job.running) job_cancel(&rp->job, 3.0);
+}
+
+static int destroy(struct pane *p)
+{
+    struct runtime_pane *rp = p->state;
+    if (rp->job.running) return -1;
+    forget(rp);
+    return 0;
+}
+
+const struct pane_class gc_pane_class = {
+    .name = "gc",
+    .state_size = sizeof(struct runtime_pane),
+    .open = open_gc,
+    .reload = start,
+    .fd = fd,
+    .ready = ready,
+    .progress = progress,
+    .cancel = cancel,
+    .destroy = destroy,
+};
+
+const struct pane_class profile_pane_class = {
+    .name = "profile",
+    .state_size = sizeof(struct runtime_pane),
+    .open = open_profile,
+    .reload = start,
+    .fd = fd,
+    .ready = ready,
+    .progress = progress,
+    .cancel = cancel,
+    .destroy = destroy,
+};
