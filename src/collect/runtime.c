@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../util/fileio.h"
+#include "../util/text.h"
 
 #define GO_MAGIC "\xff Go buildinf:"
 #define GO_MAGIC_LEN 14
@@ -157,25 +158,38 @@ static const char *environ_get(const char *env, size_t len, const char *name)
     return NULL;
 }
 
-/* The gops config directory as the target resolves it (notes/gops.md: Discovery). */
-static int gops_dir(int procfd, int pid, uid_t uid, char *dir, size_t dirsz)
+/* The gops config directory as the target resolves it (notes/gops.md: Discovery). 0, or -errno with a reason. */
+static int gops_dir(int procfd, int pid, uid_t uid, char *dir, size_t dirsz, char *why, size_t whylen)
 {
     ssize_t n;
     char *env = fileio_read_proc(procfd, pid, "environ", 256 * 1024, &n);
-    if (!env) return -1;
+    if (!env) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH) snprintf(why, whylen, "no process %d", pid);
+        else if (e == EACCES || e == EPERM)
+            snprintf(why, whylen, "cannot read the environment of process %d, where its gops directory is set "
+                     "(another user's process: needs the same uid or root)", pid);
+        else snprintf(why, whylen, "cannot read the environment of process %d: %s", pid, strerror(e));
+        return -e;
+    }
     const char *v;
-    int ok = 1;
+    int rc = 0;
     if ((v = environ_get(env, (size_t)n, "GOPS_CONFIG_DIR")) && *v) snprintf(dir, dirsz, "%s", v);
     else if ((v = environ_get(env, (size_t)n, "XDG_CONFIG_HOME")) && *v) snprintf(dir, dirsz, "%s/gops", v);
     else if ((v = environ_get(env, (size_t)n, "HOME")) && *v) snprintf(dir, dirsz, "%s/.config/gops", v);
     else {
         struct passwd pw, *res = NULL;
         char pwbuf[4096];
-        ok = getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res;
-        if (ok) snprintf(dir, dirsz, "%s/.config/gops", pw.pw_dir);
+        if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res) {
+            snprintf(dir, dirsz, "%s/.config/gops", pw.pw_dir);
+        } else {
+            snprintf(why, whylen, "process %d has no GOPS_CONFIG_DIR, XDG_CONFIG_HOME or HOME and uid %u has no "
+                     "home directory: no gops directory", pid, (unsigned)uid);
+            rc = -ENOENT;
+        }
     }
     free(env);
-    return ok ? 0 : -1;
+    return rc;
 }
 
 /* Does /proc/PID/fd hold socket:[inode]? */
@@ -205,24 +219,58 @@ static int process_holds_socket(int procfd, int pid, unsigned long inode)
     return found;
 }
 
-static int gops_agent_present(int procfd, int pid, uid_t uid)
+/* A directory named by the target's environment, fit to be shown (it is the target's text, not ours). */
+static void shown_dir(const char *dir, char *buf, size_t bufsz)
 {
-    char dir[2048], portfile[4200], text[32];
-    if (gops_dir(procfd, pid, uid, dir, sizeof dir) < 0) return 0;
+    text_sanitize_display(buf, bufsz, dir, strlen(dir));
+}
+
+int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why, size_t whylen)
+{
+    char dir[2048], shown[2048], portfile[4200], text[32];
+    *port = 0;
+    int rc = gops_dir(procfd, pid, uid, dir, sizeof dir, why, whylen);
+    if (rc < 0) return rc;
+    shown_dir(dir, shown, sizeof shown);
     /* The directory is in the target's mount namespace. */
     snprintf(portfile, sizeof portfile, "%d/root%s/%d", pid, dir, pid);
     ssize_t n = fileio_read_at(procfd, portfile, text, sizeof text);
-    if (n <= 0) return 0;
-    unsigned port = (unsigned)strtoul(text, NULL, 10);
-    if (port == 0 || port > 65535) return 0;
+    if (n < 0) {
+        if (n == -ENOENT || n == -ENOTDIR)
+            snprintf(why, whylen, "no gops port file in %s (no gops agent, or one with its own ConfigDir)", shown);
+        else snprintf(why, whylen, "cannot read the gops port file %s/%d: %s", shown, pid, strerror((int)-n));
+        return n == -ENOTDIR ? -ENOENT : (int)n;
+    }
+    /* The agent writes the port in ASCII decimal, without a newline; whitespace is trimmed anyway. */
+    char *s = text, *e = text + n;
+    while (s < e && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r')) e--;
+    *e = '\0';
+    unsigned long long p = 0;
+    if (text_parse_u64(s, &p) < 0 || p == 0 || p > 65535) {
+        snprintf(why, whylen, "the gops port file %s/%d does not hold a port number", shown, pid);
+        return -EINVAL;
+    }
     const char *tables[] = {"net/tcp", "net/tcp6"};
     for (size_t i = 0; i < 2; i++) {
         char *tcp = fileio_read_proc(procfd, pid, tables[i], 4 << 20, NULL);
-        unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, port) : 0;
+        unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, (unsigned)p) : 0;
         free(tcp);
-        if (inode && process_holds_socket(procfd, pid, inode)) return 1;
+        if (inode && process_holds_socket(procfd, pid, inode)) {
+            *port = (unsigned)p;
+            return 0;
+        }
     }
-    return 0;
+    snprintf(why, whylen, "the gops port file %s/%d names port %llu, which this process does not LISTEN on (stale: "
+             "left by an agent that died, or the pid was reused)", shown, pid, p);
+    return -ESTALE;
+}
+
+static int gops_agent_present(int procfd, int pid, uid_t uid)
+{
+    unsigned port;
+    char why[256];
+    return runtime_gops_port(procfd, pid, uid, &port, why, sizeof why) == 0;
 }
 
 /* The pid as the target's own namespace sees it: last field of NStgid in status. */

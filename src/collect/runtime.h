@@ -24,6 +24,14 @@ int runtime_maps_has_jvm(const char *maps);
 /* Finds the inode of a LISTEN socket on the given local TCP port in /proc/net/tcp or tcp6 text; 0 if none. */
 unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port);
 
+/* The port of pid's gops agent: the port file <dir>/<pid>, dir resolved from the target's own environment
+ * (GOPS_CONFIG_DIR, XDG_CONFIG_HOME/gops, HOME/.config/gops, the passwd home of uid), read in the target's mount
+ * namespace, and only when that port is a LISTEN socket in the target's net/tcp{,6} whose inode the process
+ * itself holds. Never connects. Returns 0 with *port, or -errno with why saying what is missing: -EACCES (the
+ * environment of another user's process), -ENOENT (no port file), -EINVAL (no port in it), -ESTALE (the port is
+ * not listened on by this process: stale file or reused pid). */
+int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why, size_t whylen);
+
 /* Full detection for one process (procfd: an open descriptor of /proc). agent is set to 1 when an endpoint is
  * present: a gops port file whose port is a LISTEN socket held by that very process, or a HotSpot .java_pidN
  * socket owned by the process's uid. *elf_kind is what the executable alone says (RUNTIME_GO or RUNTIME_NATIVE):

@@ -1,0 +1,18 @@
+/* saved_file: files diagtop keeps for the user (heap and CPU profiles): named <kind>.<comm>.<pid>.<YYYYmmdd-HHMMSS>
+ * <suffix> in a directory, like core files (dump_default_name). They hold secrets: created 0600 with
+ * O_CREAT|O_EXCL|O_NOFOLLOW under a temporary name, renamed without ever replacing a file (a name taken gets
+ * "-2", "-3", ... before the suffix), given to the user who asked when diagtop runs through sudo, and no partial
+ * file is left behind. */
+#ifndef DIAGTOP_SAVED_FILE_H
+#define DIAGTOP_SAVED_FILE_H
+#include <stddef.h>
+
+/* The name for pid's file of this kind ("heap", "cpu") in dir, e.g. dir/heap.gopsy.1234.20261202-142251.pb.gz:
+ * comm from /proc/PID/comm with '/', spaces and control bytes made '_'. */
+void saved_file_name(int pid, const char *dir, const char *kind, const char *suffix, char *buf, size_t bufsz);
+
+/* Writes data as pid's new file of this kind in dir (NULL: the current directory). Returns 0 with the path in a
+ * malloc'd *path, or -errno with a reason. */
+int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
+                     char **path, char *err, size_t errlen);
+#endif
