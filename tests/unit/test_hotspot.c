@@ -1,0 +1,407 @@
+/* HotSpot attach replies (captured from OpenJDK 17 and 25 running tests/targets/Leaky.java) parsed by
+ * hotspot_parse, and odd and hostile replies. */
+#include <errno.h>
+
+#include "actions/hotspot_parse.h"
+#include "check.h"
+
+/* A fixture's status line and text, as hotspot_attach hands them over. */
+static char *reply(const char *name, int *status, size_t *len)
+{
+    size_t n, off = 0;
+    char *buf = fixture(name, &n);
+    if (hotspot_parse_status(buf, n, status, &off) < 0) {
+        printf("  %s has no status line\n", name);
+        exit(2);
+    }
+    memmove(buf, buf + off, n - off + 1);
+    *len = n - off;
+    return buf;
+}
+
+static const struct rt_thread *thread_named(const struct rt_stack *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->threads[i].name && strcmp(s->threads[i].name, name) == 0) return &s->threads[i];
+    return NULL;
+}
+
+static const struct rt_heap_row *row_named(const struct rt_heap *h, const char *name)
+{
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->rows[i].name, name) == 0) return &h->rows[i];
+    return NULL;
+}
+
+static unsigned long long field_u(const struct rt_fields *fs, const char *key)
+{
+    const struct rt_field *f = rt_fields_find(fs, key);
+    if (!f) printf("  no field %s\n", key);
+    return f ? f->u : 0xdeadULL;
+}
+
+/* ---- status line ---- */
+
+static void status_lines(void)
+{
+    int st = 99;
+    size_t off = 0;
+    CHECK_INT(hotspot_parse_status("0\ntext", 6, &st, &off), 0);
+    CHECK_INT(st, 0);
+    CHECK_INT(off, 2);
+    CHECK_INT(hotspot_parse_status("-1\nOperation x not recognized!", 29, &st, &off), 0);
+    CHECK_INT(st, -1);
+    CHECK_INT(hotspot_parse_status("101\n", 4, &st, &off), 0);
+    CHECK_INT(st, 101);
+    CHECK_INT(hotspot_parse_status("0", 1, &st, &off), 0); /* a status and EOF */
+    CHECK_INT(off, 1);
+    CHECK_INT(hotspot_parse_status("", 0, &st, &off), -EPROTO);
+    CHECK_INT(hotspot_parse_status("HTTP/1.1 200\n", 13, &st, &off), -EPROTO);
+    CHECK_INT(hotspot_parse_status(" 0\n", 3, &st, &off), -EPROTO);
+    CHECK_INT(hotspot_parse_status("0 \n", 3, &st, &off), -EPROTO);
+    CHECK_INT(hotspot_parse_status("-\n", 2, &st, &off), -EPROTO);
+    CHECK_INT(hotspot_parse_status("1234567890\n", 11, &st, &off), -EPROTO); /* no 10-digit statuses */
+    CHECK_INT(hotspot_parse_status("0\0\n", 3, &st, &off), -EPROTO);
+}
+
+static void errors_after_status_zero(void)
+{
+    int st;
+    size_t n;
+    char line[128];
+    char *t = reply("hotspot_heap_dump_exists.txt", &st, &n);
+    CHECK_INT(st, 0);
+    CHECK_INT(hotspot_parse_error(t, n, line, sizeof line), 1);
+    CHECK_STR(line, "Unable to create /tmp/hd-fixture.hprof.gz: File exists");
+    free(t);
+    t = reply("hotspot_nmt_disabled.txt", &st, &n);
+    CHECK_INT(hotspot_parse_error(t, n, line, sizeof line), 1);
+    CHECK_STR(line, "Native memory tracking is not enabled");
+    free(t);
+    t = reply("hotspot_unknown_command.txt", &st, &n);
+    CHECK_INT(st, -1);
+    CHECK_INT(hotspot_parse_error(t, n, line, sizeof line), 1);
+    CHECK_STR(line, "java.lang.IllegalArgumentException: Unknown diagnostic command");
+    free(t);
+    t = reply("hotspot_heap_info_g1.txt", &st, &n);
+    CHECK_INT(hotspot_parse_error(t, n, line, sizeof line), 0);
+    CHECK_STR(line, "");
+    free(t);
+    CHECK_INT(hotspot_parse_error("", 0, line, sizeof line), 0); /* GC.run says nothing */
+    const char *jfr = "Could not find nope.\n\nUse JFR.check without options to see list of all available recordings.\n";
+    CHECK_INT(hotspot_parse_error(jfr, strlen(jfr), line, 8), 1);
+    CHECK_STR(line, "Could n"); /* bounded */
+}
+
+/* ---- thread dumps ---- */
+
+static void threaddump_jdk17(void)
+{
+    int st;
+    size_t n;
+    char *t = reply("hotspot_threaddump.txt", &st, &n);
+    struct rt_stack s = {0};
+    CHECK_INT(hotspot_parse_threaddump(t, n, &s), 0);
+    CHECK_INT(s.n, 28);
+    const struct rt_thread *th = thread_named(&s, "main");
+    CHECK(th != NULL);
+    if (th) {
+        CHECK_INT(th->id, 1);
+        CHECK_INT(th->daemon, 0);
+        CHECK_INT(th->os_tid, 0x7c76);
+        CHECK_STR(th->state, "WAITING (on object monitor)");
+        CHECK_INT(th->nframes, 4); /* the lock lines are not frames */
+        CHECK_STR(th->frames[0].function, "java.lang.Object.wait");
+        CHECK(th->frames[0].file == NULL); /* Native Method */
+        CHECK_STR(th->frames[1].function, "java.lang.Thread.join");
+        CHECK_STR(th->frames[1].file, "Thread.java"); /* module@version/ dropped */
+        CHECK_INT(th->frames[1].line, 1313);
+        CHECK_STR(th->frames[3].function, "Leaky.main");
+        CHECK_STR(th->frames[3].file, "Leaky.java");
+        CHECK_INT(th->frames[3].line, 89);
+        CHECK_INT(th->wait_seconds, -1);
+        CHECK(th->created_by == NULL);
+    }
+    th = thread_named(&s, "leaky-sleeper");
+    CHECK(th != NULL);
+    if (th) {
+        CHECK_INT(th->id, 12);
+        CHECK_INT(th->daemon, 0);
+        CHECK_STR(th->state, "TIMED_WAITING (sleeping)");
+        CHECK_STR(th->frames[1].function, "Leaky.sleeperLoop");
+        CHECK_INT(th->frames[1].line, 24);
+        CHECK_STR(th->frames[2].function, "Leaky$$Lambda$1/0x00007f0138000c08.run");
+        CHECK(th->frames[2].file == NULL); /* Unknown Source */
+        CHECK_INT(th->frames[2].line, 0);
+    }
+    th = thread_named(&s, "leaky-waiter");
+    CHECK(th && th->daemon && !strcmp(th->state, "WAITING (on object monitor)") && th->nframes >= 3 &&
+          !strcmp(th->frames[2].function, "Leaky.waiterLoop"));
+    th = thread_named(&s, "leaky-blocked");
+    CHECK(th && !strcmp(th->state, "BLOCKED (on object monitor)") && !strcmp(th->frames[0].function, "Leaky.blockedLoop"));
+    th = thread_named(&s, "odd \"name\" #7 \xc3\xbcn\xc3\xaf"); /* quotes and a #N inside the name */
+    CHECK(th != NULL);
+    if (th) {
+        CHECK_INT(th->id, 16);
+        CHECK_INT(th->daemon, 1);
+        CHECK_INT(th->os_tid, 0x7c8c);
+    }
+    th = thread_named(&s, "GC Thread#0"); /* a VM thread: no #id, no Java state, no frames */
+    CHECK(th != NULL);
+    if (th) {
+        CHECK_INT(th->id, -1);
+        CHECK_STR(th->state, "runnable");
+        CHECK_INT(th->nframes, 0);
+        CHECK_INT(th->os_tid, 0x7c77);
+    }
+    th = thread_named(&s, "C2 CompilerThread0"); /* "No compile task" is not a frame */
+    CHECK(th && th->nframes == 0 && !strcmp(th->state, "RUNNABLE"));
+    rt_stack_free(&s);
+    free(t);
+}
+
+static void threaddump_jdk25(void)
+{
+    int st;
+    size_t n;
+    char *t = reply("hotspot25_threaddump.txt", &st, &n);
+    struct rt_stack s = {0};
+    CHECK_INT(hotspot_parse_threaddump(t, n, &s), 0);
+    CHECK(s.n >= 20);
+    const struct rt_thread *th = thread_named(&s, "main");
+    CHECK(th && th->id == 3 && th->os_tid == 32579); /* "#3 [32579] ... nid=32579": decimal */
+    th = thread_named(&s, "GC Thread#0");
+    CHECK(th && th->id == -1 && th->os_tid == 32580 && th->nframes == 0);
+    th = thread_named(&s, "leaky-sleeper");
+    int found = 0;
+    for (int i = 0; th && i < th->nframes; i++)
+        found |= !strcmp(th->frames[i].function, "Leaky.sleeperLoop") && th->frames[i].line == 24;
+    CHECK(found);
+    rt_stack_free(&s);
+    free(t);
+}
+
+static void threaddump_hostile(void)
+{
+    struct rt_stack s = {0};
+    CHECK_INT(hotspot_parse_threaddump("", 0, &s), -EPROTO);
+    CHECK_INT(hotspot_parse_threaddump("hello\nworld\n", 12, &s), -EPROTO);
+    CHECK_INT(s.n, 0);
+    /* A name with a newline, a header cut short, NUL bytes, an "at" with nothing, a frame with no parentheses,
+     * a line number too large, a frame before any thread. */
+    static const char odd[] = "\tat orphan.frame(X.java:1)\n"
+                              "Full thread dump test:\n\n"
+                              "\"two\nlines\" #5 daemon prio=5 nid=0x10 runnable\n"
+                              "   java.lang.Thread.State: RUNNABLE\n"
+                              "\tat a.b(A.java:99999999999999999999)\n"
+                              "\tat \n"
+                              "\tat no.parens\n"
+                              "\tat x.y(:12)\n"
+                              "\"nul\0byte\" #6 nid=0xZZ\n"
+                              "\tat c.d(C.java:7)\n"
+                              "\"cut";
+    CHECK_INT(hotspot_parse_threaddump(odd, sizeof odd - 1, &s), 0);
+    CHECK_INT(s.n, 2);
+    if (s.n == 2) {
+        CHECK_STR(s.threads[0].name, "two\nlines");
+        CHECK_INT(s.threads[0].id, 5);
+        CHECK_INT(s.threads[0].os_tid, 16);
+        CHECK_INT(s.threads[0].nframes, 3); /* "\tat " alone is no frame */
+        if (s.threads[0].nframes == 3) {
+            CHECK_STR(s.threads[0].frames[0].function, "a.b");
+            CHECK_STR(s.threads[0].frames[0].file, "A.java:99999999999999999999"); /* not a line: kept as text */
+            CHECK_INT(s.threads[0].frames[0].line, 0);
+            CHECK_STR(s.threads[0].frames[1].function, "no.parens");
+            CHECK(s.threads[0].frames[1].file == NULL);
+            CHECK_STR(s.threads[0].frames[2].function, "x.y");
+            CHECK(s.threads[0].frames[2].file == NULL);
+            CHECK_INT(s.threads[0].frames[2].line, 12);
+        }
+        CHECK_STR(s.threads[1].name, "nul"); /* NUL ends the string */
+        CHECK_INT(s.threads[1].os_tid, 0);   /* nid=0xZZ is no number */
+        CHECK_INT(s.threads[1].nframes, 1);
+    }
+    rt_stack_free(&s);
+    /* Bounds: 5000 frames keep 4096; a 5000-byte name keeps 1024. */
+    size_t cap = 5000 * 32 + 6000;
+    char *big = malloc(cap);
+    size_t o = (size_t)snprintf(big, cap, "Full thread dump:\n\"");
+    memset(big + o, 'n', 5000);
+    o += 5000;
+    o += (size_t)snprintf(big + o, cap - o, "\" #1 nid=0x1 runnable\n");
+    for (int i = 0; i < 5000; i++) o += (size_t)snprintf(big + o, cap - o, "\tat f.g%d(F.java:%d)\n", i, i);
+    CHECK_INT(hotspot_parse_threaddump(big, o, &s), 0);
+    CHECK_INT(s.n, 1);
+    if (s.n == 1) {
+        CHECK_INT(s.threads[0].nframes, 4096);
+        CHECK_INT(strlen(s.threads[0].name), 1024);
+    }
+    rt_stack_free(&s);
+    free(big);
+}
+
+/* ---- class histograms ---- */
+
+static void histogram_jdk17(void)
+{
+    int st;
+    size_t n;
+    char *t = reply("hotspot_histogram.txt", &st, &n);
+    struct rt_heap h = {0};
+    CHECK_INT(hotspot_parse_histogram(t, n, &h), 0);
+    CHECK_INT(h.n, 640);
+    rt_heap_finish(&h);
+    CHECK_INT(h.total_count, 898703); /* what the JVM's own "Total" line says */
+    CHECK_INT(h.total_bytes, 34151248);
+    const struct rt_heap_row *r = row_named(&h, "LeakedThing");
+    CHECK(r && r->count == 206000 && r->bytes == 4944000 && r->alloc_count == -1 && r->alloc_bytes == -1 && !r->stack);
+    r = row_named(&h, "java.util.HashMap$Node"); /* " (java.base@17.0.15)" dropped */
+    CHECK(r && r->count == 209962 && r->bytes == 6718784);
+    CHECK(row_named(&h, "[B") != NULL);
+    CHECK(row_named(&h, "[[B") != NULL);
+    CHECK(h.rows[0].bytes >= h.rows[1].bytes); /* sorted by rt_heap_finish */
+    rt_heap_free(&h);
+    free(t);
+}
+
+static void histogram_jdk25(void)
+{
+    int st;
+    size_t n;
+    char *t = reply("hotspot25_histogram.txt", &st, &n);
+    struct rt_heap h = {0};
+    CHECK_INT(hotspot_parse_histogram(t, n, &h), 0);
+    CHECK_INT(h.n, 307);
+    rt_heap_finish(&h);
+    CHECK_INT(h.total_count, 558227);
+    CHECK_INT(h.total_bytes, 20393176);
+    CHECK(row_named(&h, "LeakedThing") != NULL);
+    rt_heap_free(&h);
+    free(t);
+}
+
+static void histogram_hostile(void)
+{
+    struct rt_heap h = {0};
+    CHECK_INT(hotspot_parse_histogram("", 0, &h), -EPROTO);
+    CHECK_INT(hotspot_parse_histogram("Heap inspection failed\n", 23, &h), -EPROTO);
+    static const char odd[] = " num     #instances         #bytes  class name (module)\n"
+                              "-------------------------------------------------------\n"
+                              "   1:        12        340  a.B (mod@1)\n"
+                              "   2: 99999999999999999999 5  too.Big\n"
+                              "   3:         1\n"
+                              "   4:         1          2  \n"
+                              "   5:         7          8  weird (name with) spaces\n"
+                              "   6:         9         10  [Lx.Y; (jdk.proxy1)\n"
+                              "x7:           1          2  not.A.Row\n"
+                              "Total        29        360\n";
+    CHECK_INT(hotspot_parse_histogram(odd, sizeof odd - 1, &h), 0);
+    CHECK_INT(h.n, 3);
+    CHECK(row_named(&h, "a.B") && row_named(&h, "a.B")->count == 12);
+    CHECK(row_named(&h, "weird (name with) spaces") != NULL); /* not a module: kept */
+    CHECK(row_named(&h, "[Lx.Y;") != NULL);
+    rt_heap_free(&h);
+}
+
+/* ---- GC.heap_info of every collector ---- */
+
+static void heap_info(const char *name, long long want_used, long long want_committed, const char *collector,
+                      struct rt_fields *fs)
+{
+    int st;
+    size_t n;
+    char *t = reply(name, &st, &n);
+    long long used = 0, committed = 0;
+    memset(fs, 0, sizeof *fs);
+    CHECK_INT(hotspot_parse_heap_info(t, n, fs, &used, &committed), 0);
+    CHECK_INT(used, want_used);
+    CHECK_INT(committed, want_committed);
+    CHECK_INT(field_u(fs, "heap-used"), want_used);
+    CHECK_INT(field_u(fs, "heap-committed"), want_committed);
+    const struct rt_field *c = rt_fields_find(fs, "collector");
+    CHECK(c && c->unit == RT_TEXT && !strcmp(c->text, collector));
+    for (int i = 0; i < fs->n; i++) CHECK_STR(fs->f[i].section, "heap");
+    CHECK_STR(fs->f[0].key, "heap-used"); /* the sums lead */
+    free(t);
+}
+
+static void heap_info_g1(void)
+{
+    struct rt_fields fs;
+    heap_info("hotspot_heap_info_g1.txt", 36630LL << 10, 225280LL << 10, "G1", &fs);
+    CHECK_INT(field_u(&fs, "garbage-first-heap.region-size"), 4096LL << 10);
+    CHECK_INT(field_u(&fs, "garbage-first-heap.young"), 3);
+    CHECK_INT(field_u(&fs, "garbage-first-heap.young-bytes"), 12288LL << 10);
+    CHECK_INT(field_u(&fs, "garbage-first-heap.survivors"), 1);
+    CHECK_INT(field_u(&fs, "metaspace.used"), 3847LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace.committed"), 3968LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace.reserved"), 1114112LL << 10);
+    CHECK_INT(field_u(&fs, "class-space.used"), 388LL << 10);
+    CHECK_INT(rt_fields_find(&fs, "garbage-first-heap.young")->unit, RT_COUNT);
+    CHECK_INT(rt_fields_find(&fs, "metaspace.used")->unit, RT_BYTES);
+    rt_fields_free(&fs);
+    heap_info("hotspot25_heap_info_g1.txt", 19686LL << 10, 393216LL << 10, "G1", &fs); /* "total reserved ..." */
+    CHECK_INT(field_u(&fs, "garbage-first-heap.reserved"), 6172672LL << 10);
+    CHECK_INT(field_u(&fs, "garbage-first-heap.region-size"), 4096LL << 10);
+    rt_fields_free(&fs);
+}
+
+static void heap_info_other_collectors(void)
+{
+    struct rt_fields fs;
+    /* Serial and Parallel: the generations add up. */
+    heap_info("hotspot_heap_info_serial.txt", 14461LL << 10, (116160LL + 258048LL) << 10, "Serial", &fs);
+    CHECK_INT(field_u(&fs, "eden-space.size"), 103296LL << 10);
+    const struct rt_field *f = rt_fields_find(&fs, "eden-space.used-ratio");
+    CHECK(f && f->is_double && f->d > 0.139 && f->d < 0.141);
+    CHECK_INT(field_u(&fs, "tenured-generation.used"), 0);
+    rt_fields_free(&fs);
+    heap_info("hotspot_heap_info_parallel.txt", 11673LL << 10, (113152LL + 258048LL) << 10, "Parallel", &fs);
+    CHECK_INT(field_u(&fs, "paroldgen.total"), 258048LL << 10);
+    CHECK_INT(field_u(&fs, "object-space.size"), 258048LL << 10);
+    rt_fields_free(&fs);
+    heap_info("hotspot_heap_info_z.txt", 42LL << 20, 378LL << 20, "Z", &fs);
+    CHECK_INT(field_u(&fs, "zheap.max-capacity"), 6028LL << 20);
+    rt_fields_free(&fs);
+    heap_info("hotspot_heap_info_shenandoah.txt", 14336LL << 10, 378LL << 20, "Shenandoah", &fs);
+    CHECK_INT(field_u(&fs, "shenandoah-heap.max"), 6028LL << 20);
+    CHECK_INT(field_u(&fs, "shenandoah-heap.soft-max"), 6028LL << 20);
+    CHECK_INT(field_u(&fs, "shenandoah-heap.regions"), 3014);
+    CHECK_INT(field_u(&fs, "shenandoah-heap.region-size"), 2048LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace.used"), 235LL << 10);
+    rt_fields_free(&fs);
+}
+
+static void heap_info_hostile(void)
+{
+    struct rt_fields fs = {0};
+    long long used = 0, committed = 0;
+    CHECK_INT(hotspot_parse_heap_info("", 0, &fs, &used, &committed), -EPROTO);
+    CHECK_INT(hotspot_parse_heap_info("Status: fine\n - [0x1, 0x2)\n", 27, &fs, &used, NULL), -EPROTO);
+    CHECK_INT(used, -1);
+    static const char odd[] = " my heap total 99999999999999999999K, used 2T, used -4K, used 1G\n"
+                              " x y z w v u t s r q p o n m l k j i h g f e d c b a 1K\n"
+                              ",,,,\n";
+    CHECK_INT(hotspot_parse_heap_info(odd, sizeof odd - 1, &fs, &used, &committed), 0);
+    CHECK_INT(used, 1LL << 30); /* only "used 1G" is a figure */
+    CHECK_INT(committed, -1);
+    CHECK(rt_fields_find(&fs, "heap-committed") == NULL);
+    rt_fields_free(&fs);
+}
+
+int main(void)
+{
+    check_suite = "hotspot";
+    RUN(status_lines);
+    RUN(errors_after_status_zero);
+    RUN(threaddump_jdk17);
+    RUN(threaddump_jdk25);
+    RUN(threaddump_hostile);
+    RUN(histogram_jdk17);
+    RUN(histogram_jdk25);
+    RUN(histogram_hostile);
+    RUN(heap_info_g1);
+    RUN(heap_info_other_collectors);
+    RUN(heap_info_hostile);
+    CHECK_EXIT();
+}
