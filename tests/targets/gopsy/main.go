@@ -5,8 +5,9 @@
 // pprof goroutine dump at debug=2, WriteHeapProfile, StartCPUProfile, the memstats lines, setgc's varint).
 //
 // The program around the agent sits in known places, for tests: parkedReceive blocks on a channel receive,
-// parkedSleep in time.Sleep, growHeap allocates (16 MiB retained at start, then 64 KiB every 200 ms up to 64 MiB)
-// so that the heap profile shows its site, and burnCPU spins (in burnLeaf) while a CPU profile is being taken.
+// parkedSleep in time.Sleep, growHeap retains 16 MiB at start and growSlowly 64 KiB every 200 ms up to 48 MiB more,
+// so that the heap profile shows their sites (exactly: MemProfileRate is 1, every allocation is profiled), and
+// burnCPU spins (in burnLeaf) while a CPU profile is being taken.
 //
 // Flags and environment:
 //
@@ -14,7 +15,7 @@
 //	-old-memstats    memstats with the field names of agents <= v0.3.28 (stack-mspan-inuse, ..., no buck-hash-sys)
 //	-fail MODE       every request fails as MODE: "hang" (reads the command, never replies, never closes: what the
 //	                 real agent does when a handler errs), "garbage" (a short reply of bytes no agent sends, then
-//	                 close), "huge" (endless bytes, never closes)
+//	                 close), "huge" (endless bytes until the client goes away)
 //	-app-profiling   the application runs its own CPU profile, so the agent's 0x06 fails as the real one does:
 //	                 an error on stderr, no reply, no close
 //	GOPSY_CPU_SECONDS  the CPU profile's duration in seconds (test knob; the real agent always takes 30)
@@ -204,6 +205,7 @@ func burnCPU(stop *int32) {
 }
 
 func main() {
+	runtime.MemProfileRate = 1 // every allocation in the heap profile, so that tests can count growHeap's bytes
 	noAgent := flag.Bool("no-agent", false, "do not listen")
 	old := flag.Bool("old-memstats", false, "memstats field names of agents <= v0.3.28")
 	fail := flag.String("fail", "", "every request fails: hang, garbage or huge")
