@@ -19,6 +19,7 @@
 #include "actions/provider.h"
 #include "actions/saved_file.h"
 #include "check.h"
+#include "collect/runtime.h"
 #include "util/clock.h"
 #include "util/protobuf.h"
 
@@ -1032,6 +1033,73 @@ static void saved_files_never_overwrite(void)
     CHECK(c == NULL && strstr(err, "/nonexistent/dir"));
 }
 
+/* runtime_gops_port on a /proc-shaped tree: PID/environ, PID/root/<dir>/PID, PID/net/tcp{,6}, PID/fd/N. */
+static void put_file(const char *root, const char *rel, const void *data, size_t len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+static void port_file_is_trusted_only_when_listened_on(void)
+{
+    char root[] = "/tmp/diagtop-test-proc.XXXXXX", cmd[600], why[512];
+    CHECK(mkdtemp(root) != NULL);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/4242/root/cfg %s/4242/net %s/4242/fd %s/4242/root/home/u/.config/gops",
+             root, root, root, root);
+    CHECK(system(cmd) == 0);
+    int procfd = open(root, O_RDONLY | O_DIRECTORY);
+    const char header[] = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+    char tcp[512];
+    /* port 40001 = 0x9C41 in LISTEN (0A) with inode 777; 40002 only ESTABLISHED (01) */
+    snprintf(tcp, sizeof tcp, "%s   0: 0100007F:9C41 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 777 1\n"
+             "   1: 0100007F:9C42 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 778 1\n", header);
+    put_file(root, "4242/net/tcp", tcp, strlen(tcp));
+    put_file(root, "4242/net/tcp6", header, strlen(header));
+    unsigned port = 0;
+
+    CHECK_INT(runtime_gops_port(procfd, 4243, 0, &port, why, sizeof why), -ENOENT);
+    CHECK_STR(why, "no process 4243");
+
+    const char env[] = "HOME=/home/u\0GOPS_CONFIG_DIR=/cfg\0";
+    put_file(root, "4242/environ", env, sizeof env - 1);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ENOENT);
+    CHECK_STR(why, "no gops port file in /cfg (no gops agent, or one with its own ConfigDir)");
+
+    put_file(root, "4242/root/cfg/4242", "40001", 5);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ESTALE); /* nobody holds inode 777 */
+    CHECK(strstr(why, "names port 40001, which this process does not LISTEN on (stale") != NULL);
+    snprintf(cmd, sizeof cmd, "%s/4242/fd/3", root);
+    CHECK(symlink("socket:[777]", cmd) == 0);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), 0);
+    CHECK_INT(port, 40001);
+
+    put_file(root, "4242/root/cfg/4242", " 40002\n", 7); /* trimmed, but only ESTABLISHED there */
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ESTALE);
+    CHECK_INT(port, 0);
+    put_file(root, "4242/root/cfg/4242", "70000", 5);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -EINVAL);
+    CHECK(strstr(why, "does not hold a port number") != NULL);
+    put_file(root, "4242/root/cfg/4242", "\x1b[2J", 4);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -EINVAL);
+
+    /* without GOPS_CONFIG_DIR: $HOME/.config/gops, in the target's root; the directory shown is sanitized */
+    const char env2[] = "HOME=/home/u\0";
+    put_file(root, "4242/environ", env2, sizeof env2 - 1);
+    put_file(root, "4242/root/home/u/.config/gops/4242", "40001", 5);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), 0);
+    const char env3[] = "XDG_CONFIG_HOME=/x\x1b[2J\0HOME=/home/u\0";
+    put_file(root, "4242/environ", env3, sizeof env3 - 1);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ENOENT);
+    CHECK(strstr(why, "/x?[2J/gops") != NULL && strchr(why, '\x1b') == NULL);
+    close(procfd);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    CHECK(system(cmd) == 0);
+}
+
 static void provider_refuses_what_is_not_go(void)
 {
     char why[256] = "";
@@ -1074,6 +1142,7 @@ int main(void)
     RUN(client_refused_and_reset);
     RUN(client_reports_progress_while_waiting);
     RUN(saved_files_never_overwrite);
+    RUN(port_file_is_trusted_only_when_listened_on);
     RUN(provider_refuses_what_is_not_go);
     CHECK_EXIT();
 }
