@@ -1,8 +1,11 @@
 /* HotSpot attach replies (captured from OpenJDK 17 and 25 running tests/targets/Leaky.java) parsed by
- * hotspot_parse, and odd and hostile replies. */
+ * hotspot_parse, odd and hostile replies, and the refusals of hotspot_attach that need no JVM. */
 #include <errno.h>
+#include <unistd.h>
 
+#include "actions/hotspot_attach.h"
 #include "actions/hotspot_parse.h"
+#include "actions/provider.h"
 #include "check.h"
 
 /* A fixture's status line and text, as hotspot_attach hands them over. */
@@ -389,8 +392,47 @@ static void heap_info_hostile(void)
     rt_fields_free(&fs);
 }
 
-int main(void)
+/* ---- what needs no JVM ---- */
+
+static void probe_refuses_non_jvms(void)
 {
+    char why[256] = "";
+    CHECK_INT(hotspot_provider.probe(getpid(), why, sizeof why), -ENOTSUP);
+    CHECK(strstr(why, "not a JVM") != NULL);
+    CHECK_INT(hotspot_provider.probe(0x3FFFFFF0, why, sizeof why), -ESRCH);
+    CHECK_STR(hotspot_provider.name, "hotspot");
+    CHECK_STR(hotspot_provider.speaks, "Java");
+    CHECK(hotspot_provider.stack && hotspot_provider.memstats && hotspot_provider.gc && hotspot_provider.heap &&
+          hotspot_provider.profile && hotspot_provider.heap_dump);
+}
+
+static void requests_beyond_the_protocol_are_refused(void)
+{
+    struct hotspot_target t = {.pid = getpid(), .nspid = getpid()};
+    struct hotspot_reply r;
+    char err[256], arg[1100];
+    memset(arg, 'a', sizeof arg - 1);
+    arg[sizeof arg - 1] = '\0';
+    CHECK_INT(hotspot_attach_request(&t, "jcmd", arg, 1.0, NULL, &r, err, sizeof err), -EINVAL);
+    CHECK_INT(hotspot_attach_request(&t, "a-command-longer-than-16", NULL, 1.0, NULL, &r, err, sizeof err), -EINVAL);
+    CHECK_INT(hotspot_attach_request(&t, "", NULL, 1.0, NULL, &r, err, sizeof err), -EINVAL);
+    t.start_ticks = 1; /* not this process's start time: never sent */
+    CHECK_INT(hotspot_attach_request(&t, "threaddump", NULL, 1.0, NULL, &r, err, sizeof err), -ESRCH);
+}
+
+/* `test_hotspot --probe PID`: the probe's verdict, for the end-to-end tests of cases the CLI reports on its own
+ * terms (another user's JVM, which diagtop cannot even classify without privilege). */
+static int probe_main(const char *pid)
+{
+    char why[512] = "";
+    int rc = hotspot_provider.probe(atoi(pid), why, sizeof why);
+    printf("probe %d: %s\n", rc, rc == 0 ? "ok" : why);
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2]);
     check_suite = "hotspot";
     RUN(status_lines);
     RUN(errors_after_status_zero);
@@ -403,5 +445,7 @@ int main(void)
     RUN(heap_info_g1);
     RUN(heap_info_other_collectors);
     RUN(heap_info_hostile);
+    RUN(probe_refuses_non_jvms);
+    RUN(requests_beyond_the_protocol_are_refused);
     CHECK_EXIT();
 }
