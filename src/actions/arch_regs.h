@@ -13,8 +13,15 @@ int arch_regs_read(int tid, struct arch_regs *r);
 /* The DWARF registers 0..n-1 the unwinder starts from (x86_64: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15,
  * and the return address column, 16, holding rip). Writes at most max; returns how many. */
 #define ARCH_DWARF_REGS 17
+#define ARCH_DWARF_PC 16 /* the index of the PC among them */
+#define ARCH_DWARF_SP 7
 int arch_regs_dwarf(const struct arch_regs *r, unsigned long long *out, int max);
 unsigned long long arch_regs_pc(const struct arch_regs *r);
+/* perf_event_open's sample_regs_user mask for the registers the unwinder starts from, and the sample's register
+ * values (in perf's order, as many as the mask has bits) put into the DWARF order of arch_regs_dwarf. */
+#define ARCH_PERF_REGS 17
+unsigned long long arch_perf_regs_mask(void);
+void arch_perf_regs_dwarf(const unsigned long long *perf, unsigned long long *dwarf);
 unsigned long long arch_regs_sp(const struct arch_regs *r);
 
 /* Everything a core file keeps of a thread: general registers (NT_PRSTATUS's pr_reg), the FPU area

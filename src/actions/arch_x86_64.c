@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <asm/perf_regs.h>
 
 #include "arch_regs.h"
 
@@ -25,6 +26,24 @@ int arch_regs_dwarf(const struct arch_regs *r, unsigned long long *out, int max)
 }
 
 unsigned long long arch_regs_pc(const struct arch_regs *r) { return r->gp.rip; }
+
+/* ax bx cx dx si di bp sp ip, then r8..r15 (asm/perf_regs.h numbering: 0-8 and 16-23). */
+unsigned long long arch_perf_regs_mask(void)
+{
+    unsigned long long m = 0;
+    for (int r = PERF_REG_X86_AX; r <= PERF_REG_X86_IP; r++) m |= 1ULL << r;
+    for (int r = PERF_REG_X86_R8; r <= PERF_REG_X86_R15; r++) m |= 1ULL << r;
+    return m;
+}
+
+void arch_perf_regs_dwarf(const unsigned long long *perf, unsigned long long *dwarf)
+{
+    /* perf's sample order (ascending register numbers) -> DWARF: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+    enum { AX, BX, CX, DX, SI, DI, BP, SP, IP, R8 };
+    const int from[ARCH_DWARF_REGS] = {AX, DX, CX, BX, SI, DI, BP, SP, R8, R8 + 1, R8 + 2, R8 + 3, R8 + 4, R8 + 5,
+                                       R8 + 6, R8 + 7, IP};
+    for (int i = 0; i < ARCH_DWARF_REGS; i++) dwarf[i] = perf[from[i]];
+}
 unsigned long long arch_regs_sp(const struct arch_regs *r) { return r->gp.rsp; }
 
 int arch_core_regs_read(int tid, struct arch_core_regs *r)

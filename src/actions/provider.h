@@ -48,6 +48,9 @@ struct provider {
     int (*heap)(const struct provider_request *rq, struct rt_heap *out, char *err, size_t errlen);
     int (*profile)(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen);
     int (*heap_dump)(const struct provider_request *rq, struct rt_file *out, char *err, size_t errlen);
+    /* OP_PROFILE is answered by diagtop's own sampler (cpu_profile.h), whose report is richer than rt_profile
+     * (every stack, per thread, for flame graphs and pprof): front ends run it themselves. */
+    int sampler_profiles;
 };
 
 extern const struct provider gops_provider;
@@ -63,7 +66,7 @@ int provider_lock(int pid, char *err, size_t errlen);
 void provider_unlock(int pid);
 /* "stack", "memstats", "GC", "heap summary", "CPU profile", "heap dump". */
 const char *provider_op_name(enum provider_op op);
-/* Whether p offers op. */
+/* Whether p offers op (OP_PROFILE: through profile, or diagtop's sampler). */
 int provider_offers(const struct provider *p, enum provider_op op);
 
 /* The runtime provider of pid (gops for a Go program, hotspot for a JVM), or NULL for other processes. */

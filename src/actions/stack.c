@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../collect/procstat.h"
 #include "../util/clock.h"
 #include "../util/fileio.h"
+#include "arch_regs.h"
 #include "modules.h"
 #include "ptrace_session.h"
 
@@ -220,12 +222,102 @@ static int capture_stopped(int pid, const struct stack_options *o, struct unwind
     return 0;
 }
 
+/* ---- without stopping anything ---- */
+
+#define NO_STOP_STACK 65536 /* bytes of stack copied per blocked thread: cheap, and deep stacks fit */
+
+/* A thread blocked in a system call: its user sp and pc from /proc/PID/task/TID/syscall ("NR a1..a6 sp pc").
+ * Returns 1 when blocked with sp and pc known, 0 when running ("running") or unreadable. */
+static int blocked_at(int pid, int tid, unsigned long long *sp, unsigned long long *pc)
+{
+    char path[96], text[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
+    if (fileio_read_at(AT_FDCWD, path, text, sizeof text) <= 0 || strncmp(text, "running", 7) == 0) return 0;
+    char *words[9];
+    int n = 0;
+    for (char *w = strtok(text, " \n"); w && n < 9; w = strtok(NULL, " \n")) words[n++] = w;
+    if (n < 3) return 0;
+    *sp = strtoull(words[n - 2], NULL, 16);
+    *pc = strtoull(words[n - 1], NULL, 16);
+    return *sp != 0 && *pc != 0;
+}
+
+/* The stack from sp up, page by page (process_vm_readv transfers whole iovec elements: the pages past the end of
+ * the stack mapping are simply not read). */
+static size_t copy_stack(int pid, unsigned long long sp, unsigned char *buf, size_t max)
+{
+    enum { PG = 4096 };
+    struct iovec local[NO_STOP_STACK / PG + 1], remote[NO_STOP_STACK / PG + 1];
+    int n = 0;
+    size_t off = 0;
+    while (off < max && n < (int)(sizeof local / sizeof local[0])) {
+        unsigned long long addr = sp + off;
+        size_t len = (size_t)(PG - (addr & (PG - 1)));
+        if (len > max - off) len = max - off;
+        local[n] = (struct iovec){buf + off, len};
+        remote[n] = (struct iovec){(void *)addr, len};
+        n++;
+        off += len;
+    }
+    ssize_t got = process_vm_readv(pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    return got > 0 ? (size_t)got : 0;
+}
+
+/* One thread read while the process runs: a blocked one unwound from a copy of its stack, checked to have stayed
+ * blocked meanwhile (else read again, once); a running one cannot be read without stopping it. */
+static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *stack, struct stack_thread *t)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        unsigned long long sp, pc, sp2, pc2;
+        if (!blocked_at(pid, t->tid, &sp, &pc)) {
+            snprintf(t->error, sizeof t->error, "running: its stack cannot be read without stopping it");
+            t->npcs = 0;
+            return;
+        }
+        size_t len = copy_stack(pid, sp, stack, NO_STOP_STACK);
+        /* Only sp and pc are known: the unwinder starts from them (CFI mostly needs no more); the other
+         * registers are unknown, so frames addressed by one of them may end the stack early. */
+        unsigned long long regs[ARCH_DWARF_REGS] = {0};
+        regs[ARCH_DWARF_SP] = sp;
+        regs[ARCH_DWARF_PC] = pc;
+        t->npcs = unwinder_copy(uw, t->tid, regs, stack, sp, len, t->pcs, STACK_MAX_FRAMES, t->error, sizeof t->error);
+        if (blocked_at(pid, t->tid, &sp2, &pc2) && sp2 == sp && pc2 == pc) return;
+    }
+    snprintf(t->error, sizeof t->error, "woke up while being read: this stack may mix two moments");
+}
+
+static int capture_running(int pid, const struct stack_options *o, struct unwinder *uw, const struct thread_sample *ts,
+                           int nts, struct stack_result *out, char *err, size_t errlen)
+{
+    out->not_stopped = 1;
+    out->threads = calloc((size_t)(nts ? nts : 1), sizeof *out->threads);
+    unsigned char *stack = malloc(NO_STOP_STACK);
+    if (!out->threads || !stack) {
+        free(stack);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (int i = 0; i < nts; i++) {
+        if (o->tid && ts[i].tid != o->tid) continue;
+        struct stack_thread *t = &out->threads[out->nthreads++];
+        t->tid = ts[i].tid;
+        capture_running_thread(pid, uw, stack, t);
+    }
+    free(stack);
+    if (o->tid && out->nthreads == 0) {
+        snprintf(err, errlen, "%d is not a thread of process %d", o->tid, pid);
+        return -ESRCH;
+    }
+    return 0;
+}
+
 int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->pid = pid;
     double t0 = clock_monotonic_seconds();
     int rc = ptrace_session_check(pid, err, errlen);
+    if (rc == -EBUSY && o->no_stop) rc = 0; /* traced by a debugger: reading /proc is still fine */
     if (rc < 0) return rc;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
@@ -244,7 +336,9 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     nbefore = procstat_sample_threads(pid, before, MAX_SAMPLES, o->cpu_sample > 0);
 
     if ((rc = cache_prepare(cache, pid, err, errlen)) < 0) goto out;
-    if ((rc = capture_stopped(pid, o, cache->unwinder, out, err, errlen)) < 0) goto out;
+    if (o->no_stop) rc = capture_running(pid, o, cache->unwinder, before, nbefore, out, err, errlen);
+    else rc = capture_stopped(pid, o, cache->unwinder, out, err, errlen);
+    if (rc < 0) goto out;
 
     /* Running again: name the frames, then end the CPU sample. */
     for (int i = 0; i < out->nthreads; i++) symbolize_thread(cache->sym, &out->threads[i], o->source);

@@ -32,6 +32,7 @@ struct stack_result {
     double stopped_ms;  /* how long the threads were stopped */
     double total_ms;    /* the whole capture */
     int target_was_stopped; /* it was stopped (SIGSTOP) before and stays stopped */
+    int not_stopped;        /* --no-stop: read from the running process, nothing was stopped */
 };
 
 struct stack_cache; /* per-process state kept across snapshots (unwind caches, symbol tables) */
@@ -41,6 +42,8 @@ struct stack_options {
     int source;         /* file:line and inlined frames */
     double cpu_sample;  /* seconds of CPU sampling, starting before the stop (the capture overlaps it); 0: none */
     double timeout;     /* seconds allowed for every thread to stop */
+    int no_stop;        /* stop nothing: threads blocked in a system call are unwound from a copy of their stack
+                         * (/proc/PID/task/TID/syscall gives sp and pc); running ones are listed as running */
     const volatile sig_atomic_t *cancel;
     struct stack_cache *cache; /* NULL: one-shot */
 };

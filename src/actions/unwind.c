@@ -22,8 +22,13 @@ struct unwinder {
     int page_valid[CACHED_PAGES];
     unsigned char *pages; /* CACHED_PAGES * PAGE */
     int next_victim;
-    /* The thread being unwound. */
+    /* The thread being unwound: stopped (registers read now, memory through the page cache), or a copy a sampler
+     * took of its registers and of the top of its stack while it ran on (copy_stack set). */
     struct arch_regs regs;
+    unsigned long long copy_regs[ARCH_DWARF_REGS];
+    const unsigned char *copy_stack;
+    unsigned long long copy_addr;
+    size_t copy_len;
     struct unwind_frame *out;
     int n, max;
     char *why;
@@ -73,6 +78,11 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
     (void)dwfl;
     struct unwinder *u = arg;
+    if (u->copy_stack) { /* a running thread: only what was copied is known (its memory has moved on since) */
+        if (addr < u->copy_addr || addr - u->copy_addr + sizeof *result > u->copy_len) return false;
+        memcpy(result, u->copy_stack + (addr - u->copy_addr), sizeof *result);
+        return true;
+    }
     unsigned long long off = addr & (PAGE - 1);
     const unsigned char *p = page_of(u, addr);
     if (!p) return false;
@@ -96,10 +106,12 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
     struct unwinder *u = arg;
     unsigned long long values[ARCH_DWARF_REGS];
     Dwarf_Word regs[ARCH_DWARF_REGS];
-    int n = arch_regs_dwarf(&u->regs, values, ARCH_DWARF_REGS);
+    int n = ARCH_DWARF_REGS;
+    if (u->copy_stack) memcpy(values, u->copy_regs, sizeof values);
+    else n = arch_regs_dwarf(&u->regs, values, ARCH_DWARF_REGS);
     for (int i = 0; i < n; i++) regs[i] = values[i];
     if (!dwfl_thread_state_registers(thread, 0, (unsigned)n, regs)) return false;
-    dwfl_thread_state_register_pc(thread, arch_regs_pc(&u->regs));
+    dwfl_thread_state_register_pc(thread, values[ARCH_DWARF_PC]);
     return true;
 }
 
@@ -168,6 +180,39 @@ static int on_frame(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
+/* Runs libdwfl's unwinder over the thread state set up in u. */
+static int unwind_frames(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen)
+{
+    u->out = frames;
+    u->n = 0;
+    u->max = max;
+    u->why = why;
+    u->whylen = whylen;
+    int rc = dwfl_getthread_frames(modules_dwfl(u->m), tid, on_frame, u);
+    if (rc < 0 && !why[0]) /* past the last frame CFI or frame pointers could explain */
+        snprintf(why, whylen, "unwinding stopped: %s (JIT or code without unwind info?)", dwfl_errmsg(-1));
+    u->out = NULL;
+    return u->n;
+}
+
+int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, const unsigned char *stack,
+                  unsigned long long stack_addr, size_t len, struct unwind_frame *frames, int max, char *why,
+                  size_t whylen)
+{
+    why[0] = '\0';
+    if (!u->attached) {
+        snprintf(why, whylen, "unwinder not prepared");
+        return 0;
+    }
+    memcpy(u->copy_regs, regs, sizeof u->copy_regs);
+    u->copy_stack = stack;
+    u->copy_addr = stack_addr;
+    u->copy_len = len;
+    int n = unwind_frames(u, tid, frames, max, why, whylen);
+    u->copy_stack = NULL;
+    return n;
+}
+
 int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen)
 {
     why[0] = '\0';
@@ -180,14 +225,5 @@ int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, in
         snprintf(why, whylen, "cannot read registers: %s", strerror(-rc));
         return 0;
     }
-    u->out = frames;
-    u->n = 0;
-    u->max = max;
-    u->why = why;
-    u->whylen = whylen;
-    rc = dwfl_getthread_frames(modules_dwfl(u->m), tid, on_frame, u);
-    if (rc < 0 && !why[0]) /* past the last frame CFI or frame pointers could explain */
-        snprintf(why, whylen, "unwinding stopped: %s (JIT or code without unwind info?)", dwfl_errmsg(-1));
-    u->out = NULL;
-    return u->n;
+    return unwind_frames(u, tid, frames, max, why, whylen);
 }

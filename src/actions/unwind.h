@@ -28,4 +28,10 @@ void unwinder_begin(struct unwinder *u);
 /* Unwinds thread tid (in a ptrace stop) into frames; returns the count. why gets the reason when unwinding ended
  * before the outermost frame ("" otherwise). */
 int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen);
+/* Unwinds a thread that kept running, from a copy of its registers (DWARF numbering, ARCH_DWARF_REGS values, as
+ * arch_regs_dwarf gives them) and of the top of its stack (len bytes that were at stack_addr), as a sampler takes
+ * them (perf's sample_stack_user, or a ptrace sampler's process_vm_readv). Only the copy is read. */
+int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, const unsigned char *stack,
+                  unsigned long long stack_addr, size_t len, struct unwind_frame *frames, int max, char *why,
+                  size_t whylen);
 #endif

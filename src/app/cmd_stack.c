@@ -17,12 +17,14 @@
 #include "config_file.h"
 
 const char cmd_stack_usage[] =
-    "usage: diagtop stack PID [--json] [--native] [-t TID] [--no-source] [--no-group] [--cpu-sample SECONDS]\n"
-    "                         [--timeout SECONDS]\n"
+    "usage: diagtop stack PID [--json] [--native] [--no-stop] [-t TID] [--no-source] [--no-group]\n"
+    "                         [--cpu-sample SECONDS] [--timeout SECONDS]\n"
     "  every thread's stack, symbolized; the threads are stopped together only while registers are read.\n"
     "  A Go program with the gops agent answers with its goroutines, a JVM with its Java threads (HotSpot\n"
     "  attach); --native asks ptrace for the OS threads instead\n"
     "      --native      OS threads through ptrace, even when the runtime could answer\n"
+    "      --no-stop     stop nothing: threads blocked in a system call are unwound from a copy of their stack\n"
+    "                    (/proc/PID/task/TID/syscall); running threads are listed as running\n"
     "      --timeout S   seconds allowed for the runtime's agent (default 5)\n"
     "  -t, --tid TID     only this thread\n"
     "      --json        JSON: per-thread frames, addresses as hex strings, the stop duration\n"
@@ -85,6 +87,7 @@ int cmd_stack(int argc, char **argv)
                                              {"no-source", no_argument, 0, 's'}, {"no-group", no_argument, 0, 'g'},
                                              {"cpu-sample", required_argument, 0, 'c'},
                                              {"native", no_argument, 0, 'n'}, {"timeout", required_argument, 0, 'T'},
+                                             {"no-stop", no_argument, 0, 'N'},
                                              {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     struct stack_options o;
     stack_options_default(&o);
@@ -115,6 +118,7 @@ int cmd_stack(int argc, char **argv)
             }
             break;
         case 'n': native = 1; break;
+        case 'N': o.no_stop = 1; break;
         case 'T':
             if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
                 fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
@@ -135,7 +139,7 @@ int cmd_stack(int argc, char **argv)
 
     quit_signals_install(on_signal);
     o.cancel = &stack_cancel;
-    if (!native && !o.tid) {
+    if (!native && !o.tid && !o.no_stop) {
         int status = runtime_stack(pid, json, group, timeout);
         if (status >= 0) return status;
     }

@@ -37,6 +37,7 @@ char *stack_json(const struct stack_result *r, int source)
     json_add_fixed(doc, "stopped_ms", r->stopped_ms, 3);
     json_add_fixed(doc, "capture_ms", r->total_ms, 3);
     cJSON_AddBoolToObject(doc, "target_was_stopped", r->target_was_stopped);
+    cJSON_AddBoolToObject(doc, "not_stopped", r->not_stopped);
     cJSON *threads = cJSON_AddArrayToObject(doc, "threads");
     for (int i = 0; i < r->nthreads; i++) {
         const struct stack_thread *t = &r->threads[i];

@@ -78,10 +78,13 @@ int stack_text_render(const struct stack_result *r, const struct stack_text_opts
 {
     char comm[96];
     text_sanitize_display(comm, sizeof comm, r->comm, strlen(r->comm));
-    if (text_lines_add(out, "Process %d (%s): %d thread%s, stopped for %.2f ms%s", r->pid, comm, r->nthreads,
-                       r->nthreads == 1 ? "" : "s", r->stopped_ms,
-                       r->target_was_stopped ? " (it was stopped before and stays stopped)" : "") < 0)
-        return -1;
+    int rc0 = r->not_stopped
+                  ? text_lines_add(out, "Process %d (%s): %d thread%s, read while it ran (nothing stopped)", r->pid,
+                                   comm, r->nthreads, r->nthreads == 1 ? "" : "s")
+                  : text_lines_add(out, "Process %d (%s): %d thread%s, stopped for %.2f ms%s", r->pid, comm,
+                                   r->nthreads, r->nthreads == 1 ? "" : "s", r->stopped_ms,
+                                   r->target_was_stopped ? " (it was stopped before and stays stopped)" : "");
+    if (rc0 < 0) return -1;
     int *members = malloc((size_t)(r->nthreads ? r->nthreads : 1) * sizeof *members);
     char *done = calloc((size_t)(r->nthreads ? r->nthreads : 1), 1);
     int rc = members && done ? 0 : -1;

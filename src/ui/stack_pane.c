@@ -32,6 +32,7 @@ struct stack_pane {
     int rc, have_native, have_rt;
     char err[512];
     int ungrouped;
+    int no_stop; /* w: the native view read without stopping the process */
 };
 
 static void capture(struct job *j)
@@ -42,6 +43,7 @@ static void capture(struct job *j)
         sp->rc = sp->runtime->stack(&sp->rq, &sp->rt, sp->err, sizeof sp->err);
     } else {
         sp->opts.cancel = &j->cancel;
+        sp->opts.no_stop = sp->no_stop;
         sp->rc = stack_capture(sp->pid, &sp->opts, &sp->result, sp->err, sizeof sp->err);
     }
 }
@@ -103,6 +105,14 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         if (sp->show_runtime ? sp->have_rt : sp->have_native) render(p);
         else start(t, p);
         return EFFECT_NONE;
+    }
+    if (k == 'w') { /* without stopping: blocked threads from copies of their stacks, running ones listed */
+        if (sp->job.running) return EFFECT_NONE;
+        sp->no_stop = !sp->no_stop;
+        sp->show_runtime = 0;
+        tui_set_status(t, 0, "%s", sp->no_stop ? "OS threads read without stopping the process"
+                                               : "OS threads read while the process is stopped (milliseconds)");
+        return start(t, p);
     }
     if (k != 'g') return PANE_KEY_UNHANDLED;
     sp->ungrouped = !sp->ungrouped;
@@ -194,7 +204,7 @@ static int destroy(struct pane *p)
 
 const struct pane_class stack_pane_class = {
     .name = "stack",
-    .keys_help = "g group/ungroup  v OS threads/runtime",
+    .keys_help = "g group  v OS threads/runtime  w without stopping",
     .state_size = sizeof(struct stack_pane),
     .open = open_pane,
     .key = key,

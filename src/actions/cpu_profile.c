@@ -1,0 +1,392 @@
+#include "cpu_profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../collect/procstat.h"
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "modules.h"
+#include "perf_sampler.h"
+#include "ptrace_sampler.h"
+#include "ptrace_session.h"
+#include "stack.h"
+#include "symbolize.h"
+#include "unwind.h"
+
+#define BUCKETS 4096
+#define MAX_THREADS 4096
+#define SYNC_SECONDS 1.0 /* how often the mappings are checked for dlopen/dlclose */
+
+/* One distinct stack of one thread and what it got. */
+struct agg {
+    unsigned long long hash;
+    int tid, n, truncated;
+    struct unwind_frame *pcs;
+    long long samples, cpu_ns;
+    struct agg *next;
+};
+
+struct profiler {
+    const struct cpu_profile_options *o;
+    struct modules *modules;
+    struct unwinder *unwinder;
+    struct symbolizer *sym;
+    struct agg *buckets[BUCKETS];
+    int nstacks;
+    long long samples, lost, sampled_cpu_ns;
+    long long period_ns;
+    struct cpu_thread threads[MAX_THREADS];
+    int nthreads;
+    struct unwind_frame frames[STACK_MAX_FRAMES];
+    int oom; /* a stack could not be kept */
+};
+
+void cpu_profile_options_default(struct cpu_profile_options *o, int pid)
+{
+    memset(o, 0, sizeof *o);
+    o->pid = pid;
+    o->seconds = 10;
+    o->hz = 100;
+    o->method = cpu_profile_method_from_env();
+}
+
+enum cpu_method cpu_profile_method_from_env(void)
+{
+    const char *m = getenv("DIAGTOP_PROFILE_METHOD");
+    if (m && strcmp(m, "ptrace") == 0) return CPU_METHOD_PTRACE;
+    if (m && strcmp(m, "perf") == 0) return CPU_METHOD_PERF;
+    return CPU_METHOD_AUTO;
+}
+
+/* ---- aggregation ---- */
+
+static unsigned long long stack_hash(int tid, const struct unwind_frame *f, int n)
+{
+    unsigned long long h = 1469598103934665603ULL ^ (unsigned)tid;
+    for (int i = 0; i < n; i++) h = (h ^ (f[i].pc + (unsigned)f[i].exact)) * 1099511628211ULL;
+    return h;
+}
+
+static void thread_seen(struct profiler *pr, int tid, long long samples)
+{
+    for (int i = 0; i < pr->nthreads; i++)
+        if (pr->threads[i].tid == tid) {
+            pr->threads[i].samples += samples;
+            return;
+        }
+    if (pr->nthreads == MAX_THREADS) return;
+    struct cpu_thread *t = &pr->threads[pr->nthreads++];
+    t->tid = tid;
+    t->samples = samples;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pr->o->pid, tid);
+    if (fileio_read_at(AT_FDCWD, path, t->name, sizeof t->name) > 0) t->name[strcspn(t->name, "\n")] = '\0';
+}
+
+static void add_stack(struct profiler *pr, int tid, const struct unwind_frame *f, int n, int truncated, long long ns)
+{
+    unsigned long long h = stack_hash(tid, f, n);
+    struct agg **b = &pr->buckets[h % BUCKETS], *a;
+    for (a = *b; a; a = a->next)
+        if (a->hash == h && a->tid == tid && a->n == n && memcmp(a->pcs, f, (size_t)n * sizeof *f) == 0) break;
+    if (!a) {
+        a = calloc(1, sizeof *a);
+        if (a) a->pcs = malloc((size_t)(n ? n : 1) * sizeof *f);
+        if (!a || !a->pcs) {
+            free(a);
+            pr->oom = 1;
+            return;
+        }
+        memcpy(a->pcs, f, (size_t)n * sizeof *f);
+        *a = (struct agg){h, tid, n, truncated, a->pcs, 0, 0, *b};
+        *b = a;
+        pr->nstacks++;
+    }
+    a->samples++;
+    a->cpu_ns += ns;
+    pr->samples++;
+    pr->sampled_cpu_ns += ns;
+    thread_seen(pr, tid, 1);
+}
+
+/* A sample: its copy unwound now (the thread has moved on; only the copy is read), its stack counted. */
+static void on_sample_weighted(struct profiler *pr, const struct perf_sample *s, long long cpu_ns)
+{
+    char why[128];
+    int n = unwinder_copy(pr->unwinder, s->tid, s->regs, s->stack, s->regs[ARCH_DWARF_SP], s->stack_len,
+                          pr->frames, STACK_MAX_FRAMES, why, sizeof why);
+    if (n == 0) { /* no frame at all: keep the bare pc so the sample is not lost */
+        pr->frames[0] = (struct unwind_frame){s->regs[ARCH_DWARF_PC], 1};
+        n = 1;
+    }
+    /* Padding in unwind_frame must not differ between equal stacks (they are compared as bytes). */
+    struct unwind_frame clean[STACK_MAX_FRAMES];
+    memset(clean, 0, (size_t)n * sizeof *clean);
+    for (int i = 0; i < n; i++) {
+        clean[i].pc = pr->frames[i].pc;
+        clean[i].exact = pr->frames[i].exact;
+    }
+    add_stack(pr, s->tid, clean, n, why[0] != '\0', cpu_ns);
+}
+
+static void on_perf_sample(void *arg, const struct perf_sample *s)
+{
+    struct profiler *pr = arg;
+    on_sample_weighted(pr, s, pr->period_ns);
+}
+
+static void on_ptrace_sample(void *arg, const struct perf_sample *s, long long cpu_ns)
+{
+    on_sample_weighted(arg, s, cpu_ns);
+}
+
+static void free_aggs(struct profiler *pr)
+{
+    for (int i = 0; i < BUCKETS; i++)
+        for (struct agg *a = pr->buckets[i], *next; a; a = next) {
+            next = a->next;
+            free(a->pcs);
+            free(a);
+        }
+}
+
+/* ---- the report: distinct frames named once ---- */
+
+struct pc_names {
+    unsigned long long pc;
+    int exact, first, n; /* its frames: report->frames[first .. first+n) */
+    struct pc_names *next;
+};
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The report frames of one pc (its inlined calls first), named by the symbolizer on first use. */
+static struct pc_names *names_of(struct profiler *pr, struct cpu_report *r, struct pc_names **tab, int *cap,
+                                 const struct unwind_frame *f)
+{
+    unsigned long long h = (f->pc * 0x9E3779B97F4A7C15ULL + (unsigned)f->exact) >> 20;
+    struct pc_names **b = &tab[h % BUCKETS], *e;
+    for (e = *b; e; e = e->next)
+        if (e->pc == f->pc && e->exact == f->exact) return e;
+    struct stack_frame sf[32];
+    int n = pr->sym ? symbolizer_lookup(pr->sym, f->pc, !f->exact, 1, sf, 32) : 0;
+    if (n == 0) sf[n++] = (struct stack_frame){.pc = f->pc};
+    if (r->nframes + n > *cap) {
+        int c = *cap ? *cap * 2 : 256;
+        while (c < r->nframes + n) c *= 2;
+        struct cpu_frame *fr = realloc(r->frames, (size_t)c * sizeof *fr);
+        if (!fr) {
+            for (int i = 0; i < n; i++) stack_frame_clear(&sf[i]);
+            return NULL;
+        }
+        r->frames = fr;
+        *cap = c;
+    }
+    if (!(e = calloc(1, sizeof *e))) {
+        for (int i = 0; i < n; i++) stack_frame_clear(&sf[i]);
+        return NULL;
+    }
+    *e = (struct pc_names){f->pc, f->exact, r->nframes, n, *b};
+    *b = e;
+    for (int i = 0; i < n; i++) {
+        r->frames[r->nframes++] = (struct cpu_frame){f->pc,          sf[i].inlined, dup_or_null(sf[i].function),
+                                                    sf[i].offset,   dup_or_null(sf[i].module), dup_or_null(sf[i].file),
+                                                    sf[i].line};
+        stack_frame_clear(&sf[i]);
+    }
+    return e;
+}
+
+static int build_report(struct profiler *pr, const char *method, const char *why, double seconds, long long stopped_ns,
+                        struct cpu_report *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pid = pr->o->pid;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", r->pid);
+    if (fileio_read_at(AT_FDCWD, path, r->comm, sizeof r->comm) > 0) r->comm[strcspn(r->comm, "\n")] = '\0';
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->method_why, sizeof r->method_why, "%s", why);
+    r->hz = pr->o->hz;
+    r->seconds = seconds;
+    r->samples = pr->samples;
+    r->lost = pr->lost;
+    r->period_ns = pr->period_ns;
+    r->target_cost_percent =
+        stopped_ns >= 0 && pr->sampled_cpu_ns > 0 ? 100.0 * (double)stopped_ns / (double)pr->sampled_cpu_ns : -1;
+    r->stacks = calloc((size_t)(pr->nstacks ? pr->nstacks : 1), sizeof *r->stacks);
+    r->threads = calloc((size_t)(pr->nthreads ? pr->nthreads : 1), sizeof *r->threads);
+    struct pc_names **tab = calloc(BUCKETS, sizeof *tab);
+    int cap = 0, rc = r->stacks && r->threads && tab ? 0 : -ENOMEM;
+    if (rc == 0) {
+        memcpy(r->threads, pr->threads, (size_t)pr->nthreads * sizeof *r->threads);
+        r->nthreads = pr->nthreads;
+    }
+    for (int b = 0; rc == 0 && b < BUCKETS; b++)
+        for (struct agg *a = pr->buckets[b]; a && rc == 0; a = a->next) {
+            struct cpu_stack *cs = &r->stacks[r->nstacks];
+            int total = 0;
+            struct pc_names *per[STACK_MAX_FRAMES];
+            for (int i = 0; i < a->n && rc == 0; i++) {
+                if (!(per[i] = names_of(pr, r, tab, &cap, &a->pcs[i]))) rc = -ENOMEM;
+                else total += per[i]->n;
+            }
+            if (rc < 0 || !(cs->frames = malloc((size_t)(total ? total : 1) * sizeof *cs->frames))) {
+                rc = -ENOMEM;
+                break;
+            }
+            for (int i = 0; i < a->n; i++)
+                for (int k = 0; k < per[i]->n; k++) cs->frames[cs->nframes++] = per[i]->first + k;
+            cs->truncated = a->truncated;
+            cs->tid = a->tid;
+            cs->samples = a->samples;
+            cs->cpu_ns = a->cpu_ns;
+            r->nstacks++;
+        }
+    for (int b = 0; tab && b < BUCKETS; b++)
+        for (struct pc_names *e = tab[b], *next; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+    free(tab);
+    if (rc < 0) cpu_report_free(r);
+    return rc;
+}
+
+/* ---- the run ---- */
+
+static int check_target(int pid, char *err, size_t errlen)
+{
+    struct procstat ps;
+    if (procstat_read(pid, 0, &ps) < 0) {
+        snprintf(err, errlen, "no process %d", pid);
+        return -ESRCH;
+    }
+    if (ps.flags & PROCSTAT_PF_KTHREAD) {
+        snprintf(err, errlen, "%d is a kernel thread: it has no user-space code to profile", pid);
+        return -EINVAL;
+    }
+    if (ps.state == 'Z' || ps.state == 'X') {
+        snprintf(err, errlen, "%d is a zombie: it has exited", pid);
+        return -ESRCH;
+    }
+    return 0;
+}
+
+static int alive(int pid)
+{
+    struct procstat ps;
+    return procstat_read(pid, 0, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+}
+
+/* The unwinder and symbolizer of the process, with every module's unwind tables loaded up front. */
+static int prepare(struct profiler *pr, char *err, size_t errlen)
+{
+    if (!(pr->modules = modules_new(pr->o->pid, err, errlen))) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/maps", pr->o->pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && (errno == EACCES || errno == EPERM)) ptrace_session_explain_eperm(pr->o->pid, err, errlen);
+        if (fd >= 0) close(fd);
+        return -EPERM;
+    }
+    pr->unwinder = unwinder_new(pr->modules);
+    pr->sym = symbolizer_new(pr->modules);
+    if (!pr->unwinder || !pr->sym || unwinder_prepare(pr->unwinder) < 0) {
+        snprintf(err, errlen, "cannot prepare the unwinder");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_target(o->pid, err, errlen);
+    if (rc < 0) return rc;
+    struct profiler *pr = calloc(1, sizeof *pr);
+    if (!pr) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    pr->o = o;
+    int hz = o->hz > 0 && o->hz <= 10000 ? o->hz : 100;
+    pr->period_ns = 1000000000LL / hz;
+    struct perf_sampler *perf = NULL;
+    struct ptrace_sampler *pt = NULL;
+    char why[256] = "";
+    const char *method = "perf";
+    if ((rc = prepare(pr, err, errlen)) < 0) goto out;
+    if (o->method != CPU_METHOD_PTRACE) {
+        rc = perf_sampler_open(&perf, o->pid, hz, why, sizeof why);
+        if (rc < 0 && o->method == CPU_METHOD_PERF) {
+            snprintf(err, errlen, "%s", why);
+            goto out;
+        }
+    } else {
+        snprintf(why, sizeof why, "asked for (DIAGTOP_PROFILE_METHOD=ptrace)");
+    }
+    if (!perf) {
+        method = "ptrace";
+        if ((rc = ptrace_sampler_open(&pt, o->pid, err, errlen)) < 0) {
+            if (why[0] && o->method == CPU_METHOD_AUTO) {
+                char both[512];
+                snprintf(both, sizeof both, "%s; and ptrace: %s", why, err);
+                snprintf(err, errlen, "%s", both);
+            }
+            goto out;
+        }
+    } else {
+        why[0] = '\0';
+    }
+    double start = clock_monotonic_seconds(), last_live = start, last_sync = start, now = start;
+    double tick = 1.0 / hz;
+    for (;;) {
+        now = clock_monotonic_seconds();
+        if ((o->cancel && *o->cancel) || (o->seconds > 0 && now - start >= o->seconds)) break;
+        if (perf) {
+            rc = perf_sampler_read(perf, 100, on_perf_sample, pr, &pr->lost);
+            if (rc < 0 && rc != -EINTR) break;
+            if (!alive(o->pid)) break;
+        } else {
+            if (ptrace_sampler_tick(pt, on_ptrace_sample, pr) == -ESRCH) break;
+            clock_sleep(tick, o->cancel);
+        }
+        now = clock_monotonic_seconds();
+        if (now - last_sync >= SYNC_SECONDS) { /* dlopen or dlclose: new code to unwind through */
+            char e2[256];
+            last_sync = now;
+            if (modules_sync(pr->modules, e2, sizeof e2) == 0) unwinder_prepare(pr->unwinder);
+        }
+        if (o->progress && o->seconds > 0) o->progress(o->progress_arg, (now - start) / o->seconds);
+        if (o->on_report && o->live_seconds > 0 && now - last_live >= o->live_seconds) {
+            last_live = now;
+            struct cpu_report *live = calloc(1, sizeof *live);
+            if (live && build_report(pr, method, why, now - start, pt ? ptrace_sampler_stopped_ns(pt) : -1, live) == 0)
+                o->on_report(o->report_arg, live);
+            else
+                free(live);
+        }
+    }
+    long long stopped = pt ? ptrace_sampler_stopped_ns(pt) : -1;
+    /* The target is free again before the naming work. */
+    perf_sampler_close(perf);
+    ptrace_sampler_close(pt);
+    perf = NULL;
+    pt = NULL;
+    if ((rc = build_report(pr, method, why, now - start, stopped, out)) < 0) snprintf(err, errlen, "out of memory");
+out:
+    perf_sampler_close(perf);
+    ptrace_sampler_close(pt);
+    free_aggs(pr);
+    symbolizer_free(pr->sym);
+    unwinder_free(pr->unwinder);
+    modules_free(pr->modules);
+    free(pr);
+    return rc < 0 ? rc : 0;
+}
