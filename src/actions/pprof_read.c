@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -384,8 +385,8 @@ static int prof_decode(struct prof *p, const void *data, size_t len, char *err, 
         return -EBADMSG;
     }
     /* Ids are looked up by binary search; id 0 is never valid (lookups of it fail). */
-    qsort(p->funcs, p->nfuncs, sizeof *p->funcs, by_func_id);
-    qsort(p->locs, p->nlocs, sizeof *p->locs, by_loc_id);
+    if (p->nfuncs) qsort(p->funcs, p->nfuncs, sizeof *p->funcs, by_func_id);
+    if (p->nlocs) qsort(p->locs, p->nlocs, sizeof *p->locs, by_loc_id);
     return 0;
 }
 
@@ -408,13 +409,13 @@ static int span_eq(const struct span *a, const struct span *b)
 static const struct func *func_find(const struct prof *p, uint64_t id)
 {
     struct func key = {.id = id};
-    return id ? bsearch(&key, p->funcs, p->nfuncs, sizeof *p->funcs, by_func_id) : NULL;
+    return id && p->nfuncs ? bsearch(&key, p->funcs, p->nfuncs, sizeof *p->funcs, by_func_id) : NULL;
 }
 
 static const struct loc *loc_find(const struct prof *p, uint64_t id)
 {
     struct loc key = {.id = id};
-    return id ? bsearch(&key, p->locs, p->nlocs, sizeof *p->locs, by_loc_id) : NULL;
+    return id && p->nlocs ? bsearch(&key, p->locs, p->nlocs, sizeof *p->locs, by_loc_id) : NULL;
 }
 
 /* The sample type named type (and unit, when not NULL), or -1. */
@@ -429,6 +430,22 @@ static int type_index(const struct prof *p, const char *type, const char *unit)
 static int64_t sample_value(const struct prof *p, const struct sample *s, int t)
 {
     return t >= 0 && (uint32_t)t < s->nval ? p->vals[s->val0 + (size_t)t] : 0;
+}
+
+/* Sums of hostile values saturate instead of overflowing. */
+static long long add_sat(long long a, long long b)
+{
+    long long r;
+    if (!__builtin_add_overflow(a, b, &r)) return r;
+    return b > 0 ? LLONG_MAX : LLONG_MIN;
+}
+
+/* A heap row's value, bounded so that rt_heap_finish's totals over MAX_SAMPLES rows cannot overflow: 2 TiB (or
+ * 2^41 objects) per site is beyond any real heap. */
+static long long heap_bound(long long v)
+{
+    const long long cap = 1LL << 41;
+    return v > cap ? cap : v < -cap ? -cap : v;
 }
 
 /* One frame of a stack: a line of a location (function, line) or, for a location without a usable line, the
@@ -595,7 +612,7 @@ int pprof_read_profile(const void *data, size_t len, struct rt_profile *out, cha
     }
     for (size_t i = 0; i < p.nsamples; i++) {
         long long v = sample_value(&p, &p.samples[i], t);
-        out->total += v;
+        out->total = add_sat(out->total, v);
         size_t nf = sample_frames(&p, &p.samples[i], frames, MAX_FRAMES);
         for (size_t j = 0; j < nf; j++) {
             int r = row_of_frame(&m, &p, &frames[j]);
@@ -603,10 +620,10 @@ int pprof_read_profile(const void *data, size_t len, struct rt_profile *out, cha
                 rc = oom(err, errlen);
                 goto out;
             }
-            if (j == 0) m.rows[r].flat += v;
+            if (j == 0) m.rows[r].flat = add_sat(m.rows[r].flat, v);
             if (m.rows[r].stamp != i + 1) { /* a recursive function counts once per sample */
                 m.rows[r].stamp = i + 1;
-                m.rows[r].cum += v;
+                m.rows[r].cum = add_sat(m.rows[r].cum, v);
             }
         }
     }
@@ -627,7 +644,7 @@ int pprof_read_profile(const void *data, size_t len, struct rt_profile *out, cha
             goto out;
         }
     }
-    qsort(out->rows, (size_t)out->n, sizeof *out->rows, by_flat);
+    if (out->n) qsort(out->rows, (size_t)out->n, sizeof *out->rows, by_flat);
 out:
     if (rc < 0) {
         for (int i = 0; i < out->n; i++) {
@@ -697,16 +714,16 @@ int pprof_read_heap(const void *data, size_t len, struct rt_heap *out, char *err
     }
     /* Go keeps a bucket per stack and size: samples of one stack are one site. */
     for (size_t i = 0; i < p.nsamples; i++) order[i] = i;
-    qsort_r(order, p.nsamples, sizeof *order, by_stack, &p);
+    if (p.nsamples) qsort_r(order, p.nsamples, sizeof *order, by_stack, &p);
     for (size_t i = 0; i < p.nsamples;) {
         size_t j = i;
         long long count = 0, bytes = 0, acount = 0, abytes = 0;
         for (; j < p.nsamples && by_stack(&order[i], &order[j], &p) == 0; j++) {
             const struct sample *s = &p.samples[order[j]];
-            count += sample_value(&p, s, in_obj);
-            bytes += sample_value(&p, s, in_space);
-            acount += sample_value(&p, s, al_obj);
-            abytes += sample_value(&p, s, al_space);
+            count = add_sat(count, sample_value(&p, s, in_obj));
+            bytes = add_sat(bytes, sample_value(&p, s, in_space));
+            acount = add_sat(acount, sample_value(&p, s, al_obj));
+            abytes = add_sat(abytes, sample_value(&p, s, al_space));
         }
         if (count == 0 && bytes == 0 && acount == 0 && abytes == 0) { /* as pprof does: nothing to show */
             i = j;
@@ -718,17 +735,18 @@ int pprof_read_heap(const void *data, size_t len, struct rt_heap *out, char *err
         }
         struct rt_heap_row *row = &out->rows[out->n++];
         memset(row, 0, sizeof *row);
-        row->count = in_obj >= 0 ? count : 0;
-        row->bytes = bytes;
-        row->alloc_count = al_obj >= 0 ? acount : -1;
-        row->alloc_bytes = al_space >= 0 ? abytes : -1;
+        row->count = in_obj >= 0 ? heap_bound(count) : 0;
+        row->bytes = heap_bound(bytes);
+        row->alloc_count = al_obj >= 0 ? heap_bound(acount) : -1;
+        row->alloc_bytes = al_space >= 0 ? heap_bound(abytes) : -1;
         if (heap_row(&p, &p.samples[order[i]], frames, row) < 0) {
             rc = oom(err, errlen);
             goto out;
         }
         i = j;
     }
-    rt_heap_finish(out);
+    if (out->n) rt_heap_finish(out); /* (its qsort must not see a NULL array) */
+    else out->total_count = out->total_bytes = 0;
 out:
     if (rc < 0) {
         for (int i = 0; i < out->n; i++) {

@@ -766,6 +766,30 @@ static void heap_sites_group_by_stack(void)
     CHECK_INT(h.total_bytes, 105120);
     rt_heap_free(&h);
     free(b.p);
+
+    /* only sites with nothing in them, and no samples at all: empty, not an error */
+    memset(&b, 0, sizeof b);
+    put_type(&b, 1, 2);
+    put_function(&b, 1, 3, 0);
+    put_location(&b, 1, 0x10, 1, (uint64_t[]){1, 5});
+    put_sample(&b, 1, (uint64_t[]){1}, 1, (int64_t[]){0});
+    const char *empty[] = {"", "inuse_space", "bytes", "f"};
+    for (size_t i = 0; i < 4; i++) put_str(&b, empty[i]);
+    CHECK_INT(pprof_read_heap(b.p, b.n, &h, err, sizeof err), 0);
+    CHECK(h.n == 0 && h.total_bytes == 0);
+    rt_heap_free(&h);
+    free(b.p);
+    memset(&b, 0, sizeof b);
+    put_type(&b, 1, 2);
+    for (size_t i = 0; i < 3; i++) put_str(&b, empty[i]);
+    CHECK_INT(pprof_read_heap(b.p, b.n, &h, err, sizeof err), 0);
+    CHECK(h.n == 0);
+    rt_heap_free(&h);
+    struct rt_profile p = {0};
+    CHECK_INT(pprof_read_profile(b.p, b.n, &p, err, sizeof err), 0);
+    CHECK(p.n == 0 && p.total == 0 && strcmp(p.unit, "bytes") == 0);
+    rt_profile_free(&p);
+    free(b.p);
 }
 
 static void deep_and_wide_profiles_are_capped(void)
@@ -790,6 +814,24 @@ static void deep_and_wide_profiles_are_capped(void)
     CHECK_INT(p.n, 1);
     CHECK(p.n == 1 && p.rows[0].flat == 7 && p.rows[0].cum == 7);
     rt_profile_free(&p);
+    free(b.p);
+
+    /* values that would overflow a sum saturate */
+    memset(&b, 0, sizeof b);
+    put_type(&b, 1, 2);
+    put_type(&b, 3, 4);
+    put_function(&b, 1, 5, 0);
+    put_location(&b, 1, 0x10, 1, (uint64_t[]){1, 1});
+    for (int i = 0; i < 4; i++) put_sample(&b, 1, (uint64_t[]){1}, 2, (int64_t[]){INT64_MAX, INT64_MAX});
+    const char *hs[] = {"", "inuse_space", "bytes", "inuse_objects", "count", "f"};
+    for (size_t i = 0; i < 6; i++) put_str(&b, hs[i]);
+    CHECK_INT(pprof_read_profile(b.p, b.n, &p, err, sizeof err), 0);
+    CHECK(p.total == INT64_MAX && p.n == 1 && p.rows[0].flat == INT64_MAX);
+    rt_profile_free(&p);
+    struct rt_heap h = {0};
+    CHECK_INT(pprof_read_heap(b.p, b.n, &h, err, sizeof err), 0);
+    CHECK(h.n == 1 && h.rows[0].bytes == 1LL << 41);
+    rt_heap_free(&h);
     free(b.p);
 
     /* more sample types than any profile has */
