@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 PKGS := libproc2 ncursesw libcjson libdw zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++ -lm
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g

@@ -329,7 +329,7 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
             goto out;
         }
     } else {
-        snprintf(why, sizeof why, "asked for (DIAGTOP_PROFILE_METHOD=ptrace)");
+        snprintf(why, sizeof why, "asked for");
     }
     if (!perf) {
         method = "ptrace";

@@ -9,10 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../actions/cpu_profile.h"
 #include "../actions/dump_path.h"
 #include "../actions/provider.h"
+#include "../actions/saved_file.h"
 #include "../collect/procinfo.h"
+#include "../render/cpu_json.h"
+#include "../render/cpu_top.h"
+#include "../render/flame.h"
 #include "../render/heap_view.h"
+#include "../render/pprof_write.h"
 #include "../render/json_util.h"
 #include "../render/procinfo_json.h"
 #include "../render/procinfo_text.h"
@@ -23,6 +29,7 @@
 #include "../util/quit_signals.h"
 #include "../util/text.h"
 #include "config_file.h"
+#include "output_file.h"
 
 /* A signal during a request becomes a cancel request: the provider gives up cleanly (a forked helper is killed,
  * a connection closed). */
@@ -38,10 +45,13 @@ static const char runtime_usage[] =
     "usage: diagtop memstats PID [--json] [--native] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop gc PID [--percent N] [--json] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop heap PID [--json] [--live] [--diff OLD.json] [--all] [--timeout SECONDS] [-o FILE]\n"
-    "       diagtop profile PID [-d SECONDS] [--json] [--timeout SECONDS] [-o FILE]\n"
+    "       diagtop profile PID [-d SECONDS] [--rate HZ] [-f pprof|folded|svg|json|text] [-t TID]\n"
+    "                       [--method perf|ptrace] [--native] [--json] [--timeout SECONDS] [-o FILE]\n"
     "  asks the runtime inside the process: a Go program through its gops agent, a JVM through HotSpot attach;\n"
-    "  what no runtime answers, /proc does where it can (memstats). Files a runtime writes (heap and CPU\n"
-    "  profiles) are saved 0600 in the dump directory (see diagtop dump --help).\n"
+    "  what no runtime answers, diagtop does where it can: memstats from /proc, CPU profiles of any process by\n"
+    "  its own sampler (perf_event_open, else ptrace; the target is never stopped by perf, and by ptrace for\n"
+    "  tens of microseconds a sample). Files a runtime writes (heap and CPU profiles) are saved 0600 in the\n"
+    "  dump directory (see diagtop dump --help).\n"
     "      --json          JSON (docs/json.md)\n"
     "      --native        ask /proc (and ptrace), not the runtime\n"
     "      --timeout S     seconds allowed for each exchange with an agent (default 5; config: agent_timeout=)\n"
@@ -50,7 +60,15 @@ static const char runtime_usage[] =
     "      --live          heap: live objects only (Java: forces a full GC first)\n"
     "      --diff OLD.json heap: with each row's change since an earlier `diagtop heap --json` of the process\n"
     "      --all           heap: every row in text (default: the top 30)\n"
-    "  -d, --duration S    profile: seconds of sampling (Java; Go's agent always takes 30)\n";
+    "  -d, --duration S    profile: seconds of sampling (default 10; Java: 30; Go's agent always takes 30)\n"
+    "      --native        profile: diagtop's sampler even for a Go program or a JVM\n"
+    "      --rate HZ       profile (sampler): samples per second per thread (default 100)\n"
+    "  -f, --format F      profile (sampler): text (the top functions), json, folded (flamegraph.pl,\n"
+    "                      speedscope), svg (an interactive flame graph), pprof (gzipped, for go tool pprof;\n"
+    "                      without -o it is saved in the dump directory)\n"
+    "  -t, --tid TID       profile (sampler): only this thread\n"
+    "      --method M      profile (sampler): perf or ptrace (default: perf, else ptrace; also\n"
+    "                      DIAGTOP_PROFILE_METHOD=)\n";
 
 enum runtime_cmd { CMD_MEMSTATS, CMD_GC, CMD_HEAP, CMD_PROFILE };
 
@@ -62,6 +80,11 @@ struct runtime_cli {
     const char *output;
     const char *diff;
     struct provider_request rq;
+    /* the sampler's profile */
+    int hz, tid;
+    const char *format;
+    enum cpu_method method;
+    int seconds_set;
 };
 
 static int parse_pid(const char *s, int *out)
@@ -81,13 +104,16 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         {"percent", required_argument, 0, 'p'}, {"live", no_argument, 0, 'l'},
         {"diff", required_argument, 0, 'D'},    {"all", no_argument, 0, 'a'},
         {"duration", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'},
+        {"rate", required_argument, 0, 'r'},    {"format", required_argument, 0, 'f'},
+        {"tid", required_argument, 0, 't'},     {"method", required_argument, 0, 'M'},
         {0, 0, 0, 0}};
     static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDa",
-                                          [CMD_PROFILE] = "jTod"};
+                                          [CMD_PROFILE] = "jTodnrftM"};
+    static const char *const formats[] = {"text", "json", "folded", "svg", "pprof"};
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":o:d:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":o:d:f:t:h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(runtime_usage, stdout);
             return 1;
@@ -117,6 +143,37 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
             }
             if (opt == 'T') c->rq.timeout = secs;
             else c->rq.seconds = secs;
+            c->seconds_set |= opt == 'd';
+            break;
+        case 'r':
+        case 't': {
+            unsigned long long v;
+            if (text_parse_u64(optarg, &v) < 0 || v == 0 || v > (opt == 'r' ? 10000 : 0x3FFFFFFF)) {
+                fprintf(stderr, "diagtop %s: %s: '%s' is not %s\n", c->name, opt == 'r' ? "--rate" : "--tid", optarg,
+                        opt == 'r' ? "a rate in Hz (1 to 10000)" : "a thread id");
+                return -1;
+            }
+            if (opt == 'r') c->hz = (int)v;
+            else c->tid = (int)v;
+            break;
+        }
+        case 'f': {
+            size_t k = 0;
+            while (k < sizeof formats / sizeof formats[0] && strcmp(optarg, formats[k])) k++;
+            if (k == sizeof formats / sizeof formats[0]) {
+                fprintf(stderr, "diagtop %s: --format: '%s' is not one of text, json, folded, svg, pprof\n", c->name,
+                        optarg);
+                return -1;
+            }
+            c->format = formats[k];
+            break;
+        }
+        case 'M':
+            if (strcmp(optarg, "perf") && strcmp(optarg, "ptrace")) {
+                fprintf(stderr, "diagtop %s: --method: '%s' is not perf or ptrace\n", c->name, optarg);
+                return -1;
+            }
+            c->method = optarg[1] == 'e' ? CPU_METHOD_PERF : CPU_METHOD_PTRACE;
             break;
         case 'p': {
             char *end;
@@ -142,40 +199,15 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
 
 /* ---- output ---- */
 
-/* stdout, or a new file (-o): 0600 and never replacing one, since heap snapshots name what a program holds. */
-static FILE *open_output(const struct runtime_cli *c)
-{
-    if (!c->output) return stdout;
-    int fd = open(c->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "diagtop %s: cannot create %s: %s%s\n", c->name, c->output, strerror(errno),
-                errno == EEXIST ? " (diagtop never overwrites: choose another name)" : "");
-        if (fd >= 0) close(fd);
-    }
-    return f;
-}
-
-static int close_output(const struct runtime_cli *c, FILE *f, int bad)
-{
-    if (f == stdout) return bad || fflush(stdout) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "diagtop %s: cannot write %s: %s\n", c->name, c->output, strerror(errno));
-        unlink(c->output);
-    }
-    return bad;
-}
-
 /* Prints a JSON document (owned: freed here) or text lines. Returns the exit status. */
 static int emit(const struct runtime_cli *c, char *doc, struct text_lines *tl)
 {
-    FILE *f = open_output(c);
+    FILE *f = output_open(c->name, c->output);
     int bad = !f;
     if (f && doc) bad = fputs(doc, f) == EOF || fputc('\n', f) == EOF;
     else if (f && tl) bad = text_lines_write(tl, f) < 0;
     else if (f) bad = 1;
-    if (f) bad = close_output(c, f, bad);
+    if (f) bad = output_close(c->name, c->output, f, bad);
     free(doc);
     if (tl) text_lines_free(tl);
     return bad;
@@ -329,11 +361,89 @@ static int run_heap(struct runtime_cli *c)
     return status;
 }
 
+/* The sampler's profile in the asked format. pprof is binary: without -o it goes to a file in the dump
+ * directory, never to a terminal. */
+static int emit_cpu_report(struct runtime_cli *c, const struct cpu_report *r)
+{
+    const char *f = c->json ? "json" : c->format ? c->format : "text";
+    char err[256];
+    if (!strcmp(f, "pprof")) {
+        unsigned char *bytes = NULL;
+        size_t len = 0;
+        if (pprof_write_cpu(r, &bytes, &len, err, sizeof err) < 0) return fail(c, "native", err);
+        int status;
+        if (c->output) {
+            status = output_write(c->name, c->output, bytes, len);
+        } else { /* saved like the runtimes' profiles: 0600 in the dump directory, never overwriting */
+            char dir[4096], *path = NULL;
+            status = dump_directory(NULL, c->settings.dump_dir, dir, sizeof dir, err, sizeof err) < 0 ||
+                     saved_file_write(c->pid, dir, "cpu", ".pb.gz", bytes, len, &path, err, sizeof err) < 0;
+            if (status) fprintf(stderr, "diagtop %s: %s\n", c->name, err);
+            else printf("%s\n", path);
+            free(path);
+        }
+        free(bytes);
+        return status;
+    }
+    if (!strcmp(f, "svg")) {
+        struct flame_svg_opts o = {c->tid, 0, 0, NULL};
+        char *svg = NULL;
+        size_t len = 0;
+        if (flame_svg(r, &o, &svg, &len) < 0) return fail(c, "native", "out of memory");
+        int status = output_write(c->name, c->output, svg, len);
+        free(svg);
+        return status;
+    }
+    if (!strcmp(f, "json")) {
+        struct cpu_json_opts o = {c->tid, 0, 0};
+        return emit(c, cpu_json(r, &o), NULL);
+    }
+    struct text_lines tl = {0};
+    if (!strcmp(f, "folded")) {
+        flame_folded(r, c->tid, &tl);
+    } else {
+        struct cpu_top_opts o = {CPU_TOP_BY_OWN, c->tid, c->all ? 0 : 40};
+        struct cpu_top top;
+        if (cpu_top_build(r, &o, &top) < 0) return fail(c, "native", "out of memory");
+        cpu_top_text(&top, 0, &tl);
+        cpu_top_free(&top);
+    }
+    return emit(c, NULL, &tl);
+}
+
+/* A CPU profile by diagtop's sampler: any process, the target never stopped (perf) or for microseconds (ptrace). */
+static int run_sampler(struct runtime_cli *c)
+{
+    struct cpu_profile_options o;
+    cpu_profile_options_default(&o, c->pid);
+    if (c->seconds_set) o.seconds = c->rq.seconds;
+    if (c->hz) o.hz = c->hz;
+    if (c->method != CPU_METHOD_AUTO) o.method = c->method;
+    o.cancel = &runtime_cancel;
+    if (isatty(STDERR_FILENO)) {
+        o.progress = show_progress;
+        o.progress_arg = c;
+    }
+    struct cpu_report r;
+    char err[512];
+    int rc = cpu_profile_run(&o, &r, err, sizeof err);
+    if (o.progress) fputc('\n', stderr);
+    if (rc < 0) return fail(c, "native", err);
+    if (runtime_cancel) fprintf(stderr, "diagtop profile: interrupted: the %.1f s sampled so far\n", r.seconds);
+    int status = emit_cpu_report(c, &r);
+    cpu_report_free(&r);
+    return status;
+}
+
 static int run_profile(struct runtime_cli *c)
 {
     int status = 1;
     const struct provider *p = choose(c, OP_PROFILE, &status);
     if (!p) return status;
+    if (!p->profile) return run_sampler(c);
+    if (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO)
+        fprintf(stderr, "diagtop profile: %s takes the profile: -f, --rate, -t and --method are for diagtop's own "
+                "sampler (--native)\n", p->name);
     char dir[4096], err[512];
     save_dir(c, dir, sizeof dir);
     if (isatty(STDERR_FILENO)) {

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "../actions/process_control.h"
+#include "../actions/provider.h"
 #include "../util/text.h"
+#include "cpu_pane.h"
 #include "dump_pane.h"
 #include "heap_pane.h"
 #include "info_pane.h"
@@ -368,6 +370,17 @@ static unsigned key_redraw(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
+/* C: the runtime's own profiler where there is one (Go's pprof, Java's JFR), else diagtop's live sampler. */
+static unsigned key_profile(struct tui *t, int key)
+{
+    (void)key;
+    struct proc_row *r = selected_row(t);
+    if (!r) return EFFECT_NONE;
+    char why[256];
+    const struct provider *p = r->is_kernel ? NULL : provider_choose(r->tgid, OP_PROFILE, 0, why, sizeof why);
+    return pane_open(t, p && p->profile ? &profile_pane_class : &cpu_pane_class, r);
+}
+
 const struct key_binding keymap_table[] = {
     {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move, NULL},
     {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move, NULL},
@@ -399,8 +412,8 @@ const struct key_binding keymap_table[] = {
      &stack_pane_class},
     {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", NULL, &dump_pane_class},
     {{'G'}, "G", "ask the runtime for a GC (Go: gops, Java: HotSpot attach)", NULL, &gc_pane_class},
-    {{'C'}, "C", "CPU profile from the runtime (Go: 30 s pprof, Java: JFR), with a progress bar", NULL,
-     &profile_pane_class},
+    {{'C'}, "C", "CPU profile: live top functions by diagtop's sampler (Go: the runtime's 30 s pprof, Java: JFR)",
+     key_profile, NULL},
     {{'A'}, "A", "heap by class or allocation site, growth since the first snapshot (the leak view)", NULL,
      &heap_pane_class},
     {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw, NULL},

@@ -42,6 +42,7 @@ static void reset_view(struct pane *p)
     p->title[0] = p->search[0] = p->input_text[0] = p->busy_text[0] = p->save_name[0] = '\0';
     p->top = 0;
     p->match = -1;
+    p->cursor = p->cursor_first = 0;
     p->input = PANE_KEYS;
     p->busy = 0;
 }
@@ -97,6 +98,8 @@ void pane_set_lines(struct pane *p, struct text_lines *lines)
     p->lines = *lines;
     memset(lines, 0, sizeof *lines);
     if (p->top >= (long)p->lines.n) p->top = p->lines.n ? (long)p->lines.n - 1 : 0;
+    if (p->cursor >= (long)p->lines.n) p->cursor = p->lines.n ? (long)p->lines.n - 1 : 0;
+    if (p->cursor < p->cursor_first) p->cursor = p->cursor_first;
     p->busy = 0;
 }
 
@@ -199,14 +202,37 @@ void pane_start_filter(struct pane *p, const char *current)
     snprintf(p->input_text, sizeof p->input_text, "%s", current ? current : "");
 }
 
+/* Cursor keys of a pane whose rows can be chosen. Returns 1 when key moved the cursor. */
+static int move_cursor(struct pane *p, int key, long rows)
+{
+    long n = (long)p->lines.n, c = p->cursor;
+    switch (key) {
+    case KEY_FUNC_FLAG | KEY_UP: c--; break;
+    case KEY_FUNC_FLAG | KEY_DOWN: c++; break;
+    case KEY_FUNC_FLAG | KEY_PPAGE: c -= rows - 1; break;
+    case KEY_FUNC_FLAG | KEY_NPAGE: c += rows - 1; break;
+    case KEY_FUNC_FLAG | KEY_HOME: c = p->cursor_first; break;
+    case KEY_FUNC_FLAG | KEY_END: c = n - 1; break;
+    default: return 0;
+    }
+    if (c >= n) c = n - 1;
+    if (c < p->cursor_first) c = p->cursor_first;
+    p->cursor = c;
+    if (c < p->top) p->top = c == p->cursor_first ? 0 : c;
+    if (c >= p->top + rows) p->top = c - rows + 1;
+    return 1;
+}
+
 unsigned pane_key(struct tui *t, int key)
 {
     struct pane *p = t->panes.front;
     if (!p) return EFFECT_NONE;
     if (p->input != PANE_KEYS) return input_key(t, p, key);
     long rows = pane_rows(t), n = (long)p->lines.n;
+    if (p->cls->has_cursor && move_cursor(p, key, rows)) return EFFECT_NONE;
     switch (key) {
     case 27: case 'q': case KEY_FUNC_FLAG | KEY_F(10):
+        if (key == 27 && p->cls->back && p->cls->back(t, p)) return EFFECT_NONE;
         pane_close(t);
         return EFFECT_NONE;
     case KEY_FUNC_FLAG | KEY_UP: p->top--; break;
@@ -260,8 +286,9 @@ void pane_draw(const struct tui *t, int y0, double now)
     for (int i = 0; i < rows && !p->busy; i++) {
         long idx = p->top + i;
         if (idx >= (long)p->lines.n) break;
-        int attr = idx == p->match ? screen_attr(s, STYLE_SELECTED) : screen_attr(s, STYLE_NORMAL);
-        if (idx == p->match) draw_fill(y0 + 1 + i, 0, COLS, attr);
+        int chosen = idx == p->match || (p->cls->has_cursor && idx == p->cursor && p->lines.n > 0);
+        int attr = chosen ? screen_attr(s, STYLE_SELECTED) : screen_attr(s, STYLE_NORMAL);
+        if (chosen) draw_fill(y0 + 1 + i, 0, COLS, attr);
         draw_text(s, y0 + 1 + i, 0, COLS, p->lines.lines[idx], attr);
     }
     int y = LINES - 1;

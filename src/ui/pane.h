@@ -38,6 +38,12 @@ struct pane_class {
     void (*ready)(struct tui *t, struct pane *p);            /* that descriptor became readable */
     void (*progress)(const struct pane *p, char *buf, size_t n); /* the busy line; NULL: the text of pane_set_busy */
     void (*cancel)(struct tui *t, struct pane *p); /* the pane closes or diagtop quits: stop work in flight; may be NULL */
+    /* Esc in a view of the pane's own (callers of a function, say): goes back and returns 1, the pane stays;
+     * 0: Esc closes the pane. May be NULL. */
+    int (*back)(struct tui *t, struct pane *p);
+    /* Rows can be chosen: Up/Down/PgUp/PgDn/Home/End move a highlighted cursor line (p->cursor) within
+     * [cursor_first, lines), and Enter goes to key() with the cursor on the row. */
+    int has_cursor;
     /* At exit, after cancel: frees what the state holds. Returns -1 when a worker that would not stop still uses
      * the state: it is then left as it is (diagtop is exiting). May be NULL. */
     int (*destroy)(struct pane *p);
@@ -52,6 +58,7 @@ struct pane {
     struct text_lines lines;
     long top;
     long match; /* line of the last search hit, -1 */
+    long cursor, cursor_first; /* has_cursor: the chosen line, and the first line that can be chosen */
     char search[128];
     enum pane_input input;
     char input_text[256];
