@@ -268,7 +268,7 @@ static void random_hex(char *buf, size_t n) /* n-1 hex digits */
     buf[n - 1] = '\0';
 }
 
-/* /tmp/diagtop-<random> inside the JVM's mount namespace, 0700 and the JVM's: the JVM writes its file there (JFR
+/* /tmp/diagtop-jvm-<random> inside the JVM's mount namespace, 0700 and the JVM's: the JVM writes its file there (JFR
  * writes 0644, and nobody else should read a recording meanwhile); diagtop reads it through its descriptors. */
 struct jvm_dir {
     int tmpfd, dirfd;
@@ -292,7 +292,7 @@ static int jvm_dir_make(int pid, const char *file, struct jvm_dir *d, char *err,
         return rc;
     }
     random_hex(hex, sizeof hex);
-    snprintf(d->name, sizeof d->name, "diagtop-%s", hex);
+    snprintf(d->name, sizeof d->name, "diagtop-jvm-%s", hex);
     snprintf(d->path, sizeof d->path, "/tmp/%s/%s", d->name, file);
     if (mkdirat(d->tmpfd, d->name, 0700) < 0) {
         rc = -errno;
