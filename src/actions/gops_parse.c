@@ -268,7 +268,7 @@ int gops_parse_stack(const char *text, size_t len, struct rt_stack *out, char *e
 
 /* ---- memstats and stats: "key: value" lines ---- */
 
-enum form { F_BYTES, F_COUNT, F_NS, F_DURATION, F_RATIO, F_BOOL, F_TEXT, F_NEXT_GC, F_GUESS };
+enum form { F_BYTES, F_COUNT, F_NS, F_TIME, F_DURATION, F_RATIO, F_BOOL, F_TEXT, F_NEXT_GC, F_GUESS };
 
 struct key_form {
     const char *key, *old; /* the current name, and the name of agents <= v0.3.28 */
@@ -301,7 +301,7 @@ static const struct key_form memstats_keys[] = {
     {"last-gc", NULL, F_TEXT},
     {"gc-pause-total", NULL, F_DURATION},
     {"gc-pause", NULL, F_NS},
-    {"gc-pause-end", NULL, F_NS},
+    {"gc-pause-end", NULL, F_TIME},
     {"num-gc", NULL, F_COUNT},
     {"num-forced-gc", NULL, F_COUNT},
     {"gc-cpu-fraction", NULL, F_RATIO},
@@ -427,6 +427,9 @@ static int add_field(struct rt_fields *out, const char *section, const char *key
         break;
     case F_NS:
         if (parse_u64(v, vl, &u) == 0) return rt_fields_add_u64(out, section, key, RT_NANOSECONDS, u);
+        break;
+    case F_TIME: /* gc-pause-end: the end of the last pause, nanoseconds since the epoch */
+        if (parse_u64(v, vl, &u) == 0) return rt_fields_add_u64(out, section, key, RT_TIME, u);
         break;
     case F_DURATION:
         if (gops_parse_duration(v, vl, &u) == 0) return rt_fields_add_u64(out, section, key, RT_NANOSECONDS, u);

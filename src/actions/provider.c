@@ -110,10 +110,25 @@ static void nobody(enum provider_op op, const struct provider *runtime, const ch
     else if (runtime)
         snprintf(why, whylen, "%s is not available for %s programs (%s offers none)%s%s", provider_op_name(op),
                  runtime->speaks, runtime->name, who[0] ? "; it needs " : "", who);
+    else if (who[0] && runtime_why && runtime_why[0])
+        snprintf(why, whylen, "%s is not available for this process: %s; it needs %s", provider_op_name(op),
+                 runtime_why, who);
     else if (who[0])
         snprintf(why, whylen, "%s is not available for this process: it needs %s", provider_op_name(op), who);
     else
         snprintf(why, whylen, "%s is not available for this process", provider_op_name(op));
+}
+
+/* Why nothing can be said of pid's runtime: its executable cannot be read (another user's process). */
+static void runtime_unknowable(int pid, char *why, size_t whylen)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+    else if (errno == EACCES || errno == EPERM)
+        snprintf(why, whylen, "its runtime cannot be told: /proc/%d/exe is not readable (another user's process: "
+                 "needs the same uid or root)", pid);
 }
 
 const struct provider *provider_choose(int pid, enum provider_op op, int native_only, char *why, size_t whylen)
@@ -121,11 +136,12 @@ const struct provider *provider_choose(int pid, enum provider_op op, int native_
     why[0] = '\0';
     const struct provider *runtime = native_only ? NULL : provider_runtime_of(pid);
     char runtime_why[256] = "";
+    if (!runtime && !native_only) runtime_unknowable(pid, runtime_why, sizeof runtime_why);
     if (runtime && provider_offers(runtime, op)) {
         if (runtime->probe(pid, runtime_why, sizeof runtime_why) == 0) return runtime;
     }
     if (provider_offers(&native_provider, op)) {
-        if (runtime_why[0]) snprintf(why, whylen, "%s agent not reachable: %s", runtime->name, runtime_why);
+        if (runtime && runtime_why[0]) snprintf(why, whylen, "%s agent not reachable: %s", runtime->name, runtime_why);
         return &native_provider;
     }
     nobody(op, runtime, runtime_why, why, whylen);

@@ -141,7 +141,7 @@ static int by_bytes(const void *a, const void *b)
 
 void rt_heap_finish(struct rt_heap *h)
 {
-    qsort(h->rows, (size_t)h->n, sizeof *h->rows, by_bytes);
+    if (h->n > 1) qsort(h->rows, (size_t)h->n, sizeof *h->rows, by_bytes);
     h->total_count = h->total_bytes = 0;
     for (int i = 0; i < h->n; i++) {
         h->total_count += h->rows[i].count;
@@ -177,7 +177,7 @@ int rt_heap_changes(const struct rt_heap *old, const struct rt_heap *cur, struct
     if (!ix) return -ENOMEM;
     for (int i = 0; i < n && rc == 0; i++)
         if (!(ix[i] = (struct keyed){row_key(&old->rows[i]), &old->rows[i]}).key) rc = -ENOMEM;
-    if (rc == 0) qsort(ix, (size_t)n, sizeof *ix, by_key);
+    if (rc == 0 && n > 1) qsort(ix, (size_t)n, sizeof *ix, by_key);
     for (int i = 0; i < cur->n && rc == 0; i++) {
         struct keyed probe = {row_key(&cur->rows[i]), NULL};
         if (!probe.key) {

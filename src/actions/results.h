@@ -38,7 +38,8 @@ void rt_stack_free(struct rt_stack *s);
 
 /* ---- named values with units: memstats, runtime stats, heap info ---- */
 
-enum rt_unit { RT_BYTES, RT_COUNT, RT_NANOSECONDS, RT_RATIO, RT_BOOL, RT_TEXT };
+/* RT_TIME: nanoseconds since the epoch (a moment, not a duration). */
+enum rt_unit { RT_BYTES, RT_COUNT, RT_NANOSECONDS, RT_TIME, RT_RATIO, RT_BOOL, RT_TEXT };
 
 struct rt_field {
     char *section; /* "memstats", "runtime", "heap" */

@@ -367,6 +367,9 @@ static int emit_cpu_report(struct runtime_cli *c, const struct cpu_report *r)
 {
     const char *f = c->json ? "json" : c->format ? c->format : "text";
     char err[256];
+    if (strcmp(f, "text") && strcmp(f, "json")) /* the file says no more than the stacks: the numbers on stderr */
+        fprintf(stderr, "diagtop profile: %lld samples of %d in %.2f s at %d Hz (%s), %lld lost\n", r->samples, r->pid,
+                r->seconds, r->hz, r->method, r->lost);
     if (!strcmp(f, "pprof")) {
         unsigned char *bytes = NULL;
         size_t len = 0;

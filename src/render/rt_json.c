@@ -66,6 +66,7 @@ static const char *unit_name(enum rt_unit u)
     case RT_BYTES: return "bytes";
     case RT_COUNT: return "count";
     case RT_NANOSECONDS: return "nanoseconds";
+    case RT_TIME: return "nanoseconds since the epoch";
     case RT_RATIO: return "ratio";
     case RT_BOOL: return "bool";
     default: return "text";

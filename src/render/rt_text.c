@@ -136,6 +136,18 @@ static void value_text(const struct rt_field *f, char *buf, size_t n)
         if (f->u >= 1000000ULL) snprintf(buf, n, "%.3f ms", (double)f->u / 1e6);
         else snprintf(buf, n, "%llu ns", f->u);
         break;
+    case RT_TIME: {
+        time_t secs = (time_t)(f->u / 1000000000ULL);
+        struct tm tm;
+        char when[40];
+        if (f->u && gmtime_r(&secs, &tm)) {
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+            snprintf(buf, n, "%s.%03lluZ", when, (f->u / 1000000ULL) % 1000);
+        } else {
+            snprintf(buf, n, "-");
+        }
+        break;
+    }
     case RT_BOOL: snprintf(buf, n, "%s", f->u ? "true" : "false"); break;
     case RT_RATIO: snprintf(buf, n, "%g", f->is_double ? f->d : (double)f->u); break;
     case RT_TEXT: snprintf(buf, n, "%s", or_dash(f->text)); break;

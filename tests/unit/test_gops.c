@@ -427,7 +427,7 @@ static void memstats_new_names(void)
     CHECK((f = field(&fs, "last-gc")) && f->unit == RT_TEXT && strstr(f->text, " UTC"));
     CHECK((f = field(&fs, "gc-pause-total")) && f->unit == RT_NANOSECONDS && f->u > 0);
     CHECK((f = field(&fs, "gc-pause")) && f->unit == RT_NANOSECONDS);
-    CHECK((f = field(&fs, "gc-pause-end")) && f->unit == RT_NANOSECONDS && f->u > 1700000000000000000ULL);
+    CHECK((f = field(&fs, "gc-pause-end")) && f->unit == RT_TIME && f->u > 1700000000000000000ULL);
     CHECK((f = field(&fs, "num-gc")) && f->unit == RT_COUNT && f->u >= 1);
     CHECK((f = field(&fs, "gc-cpu-fraction")) && f->is_double && f->d > 0 && f->d < 1);
     CHECK((f = field(&fs, "enable-gc")) && f->unit == RT_BOOL && f->u == 1);
