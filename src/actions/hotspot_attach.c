@@ -146,6 +146,39 @@ static int attach_disabled(int pid, const char **where, int *xrs)
     return v == 1;
 }
 
+/* What starting the listener needs, read only when it must be started (a JVM with thousands of threads has a long
+ * maps file): libjvm.so mapped (or it is not a JVM at all: -ENOTSUP), then may_trigger, or why_no_trigger. */
+static int trigger_check(struct hotspot_target *t, char *why, size_t whylen)
+{
+    char *maps = fileio_read_proc(AT_FDCWD, t->pid, "maps", 16 << 20, NULL);
+    if (!maps) {
+        int e = errno;
+        snprintf(why, whylen, "cannot read /proc/%d/maps: %s", t->pid, strerror(e));
+        return e == ENOENT ? -ESRCH : -e;
+    }
+    int jvm = runtime_maps_has_jvm(maps);
+    free(maps);
+    if (!jvm) {
+        snprintf(why, whylen, "process %d is not a JVM (no libjvm.so mapped)", t->pid);
+        return -ENOTSUP;
+    }
+    const char *where = "";
+    int xrs = 0;
+    t->trigger_checked = 1;
+    if (attach_disabled(t->pid, &where, &xrs))
+        snprintf(t->why_no_trigger, sizeof t->why_no_trigger,
+                 "attach disabled: the JVM runs with -XX:+DisableAttachMechanism (%s)", where);
+    else if (!(t->sig_caught & (1ULL << (SIGQUIT - 1))))
+        snprintf(t->why_no_trigger, sizeof t->why_no_trigger, "%s",
+                 xrs ? "the JVM runs with -Xrs: it does not catch SIGQUIT, which would kill it, so diagtop cannot "
+                       "start its attach listener"
+                     : "the JVM does not catch SIGQUIT (yet: still starting?), which would kill it, so diagtop "
+                       "cannot start its attach listener now");
+    else
+        t->may_trigger = 1;
+    return 0;
+}
+
 int hotspot_attach_check(int pid, struct hotspot_target *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
@@ -178,47 +211,23 @@ int hotspot_attach_check(int pid, struct hotspot_target *t, char *why, size_t wh
     /* Who may connect: the JVM checks its peer with SO_PEERCRED and takes root or exactly its own euid and egid. */
     if (geteuid() != 0 && (geteuid() != t->uid || getegid() != t->gid)) {
         snprintf(why, whylen,
-                 "the JVM runs as uid %u gid %u and accepts only root or that uid and gid; diagtop runs as uid %u "
-                 "gid %u",
-                 (unsigned)t->uid, (unsigned)t->gid, (unsigned)geteuid(), (unsigned)getegid());
+                 "process %d runs as uid %u gid %u, and a JVM takes attach requests only from root or that uid and "
+                 "gid; diagtop runs as uid %u gid %u",
+                 pid, (unsigned)t->uid, (unsigned)t->gid, (unsigned)geteuid(), (unsigned)getegid());
         return -EPERM;
     }
-    char *maps = fileio_read_proc(AT_FDCWD, pid, "maps", 16 << 20, NULL);
-    if (!maps) {
-        int e = errno;
-        snprintf(why, whylen, "cannot read /proc/%d/maps: %s", pid, strerror(e));
-        return e == ENOENT ? -ESRCH : -e;
-    }
-    int jvm = runtime_maps_has_jvm(maps);
-    free(maps);
-    if (!jvm) {
-        snprintf(why, whylen, "process %d is not a JVM (no libjvm.so mapped)", pid);
-        return -ENOTSUP;
-    }
-
+    t->sig_caught = caught;
     char path[96];
     snprintf(path, sizeof path, "/proc/%d/root/tmp/.java_pid%d", pid, t->nspid);
     struct stat st;
     t->listening = lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == t->uid;
-
-    const char *where = "";
-    int xrs = 0;
-    if (attach_disabled(pid, &where, &xrs))
-        snprintf(t->why_no_trigger, sizeof t->why_no_trigger,
-                 "attach disabled: the JVM runs with -XX:+DisableAttachMechanism (%s)", where);
-    else if (!(caught & (1ULL << (SIGQUIT - 1))))
-        snprintf(t->why_no_trigger, sizeof t->why_no_trigger, "%s",
-                 xrs ? "the JVM runs with -Xrs: it does not catch SIGQUIT, which would kill it, so diagtop cannot "
-                       "start its attach listener"
-                     : "the JVM does not catch SIGQUIT (yet: still starting?), which would kill it, so diagtop "
-                       "cannot start its attach listener now");
-    else
-        t->may_trigger = 1;
-    if (!t->listening && !t->may_trigger) {
+    if (t->listening) return 0; /* what starting the listener needs is checked if it turns out stale */
+    int rc = trigger_check(t, why, whylen);
+    if (rc == 0 && !t->may_trigger) {
         snprintf(why, whylen, "%s", t->why_no_trigger);
-        return -ENOTSUP;
+        rc = -ENOTSUP;
     }
-    return 0;
+    return rc;
 }
 
 /* ---- the helper: a forked child that does the attach and pipes the reply back ---- */
@@ -648,8 +657,10 @@ static int outcome_error(const struct hotspot_target *t, const struct child_resu
     }
 }
 
-int hotspot_attach_request(const struct hotspot_target *t, const char *cmd, const char *arg1, double timeout,
-                           const volatile sig_atomic_t *cancel, struct hotspot_reply *r, char *err, size_t errlen)
+/* One helper, one request. *stale: the socket was there but refused, and starting the listener was not checked. */
+static int request_once(const struct hotspot_target *t, const char *cmd, const char *arg1, double timeout,
+                        const volatile sig_atomic_t *cancel, struct hotspot_reply *r, int *stale, char *err,
+                        size_t errlen)
 {
     memset(r, 0, sizeof *r);
     if (!arg1) arg1 = "";
@@ -751,6 +762,7 @@ int hotspot_attach_request(const struct hotspot_target *t, const char *cmd, cons
         snprintf(err, errlen, "the attach helper %s", rd.bad ? "sent garbage" : exited ? "died" : "stopped answering");
         rc = -EIO;
     } else if (rd.result.outcome != OUT_OK) {
+        *stale = rd.result.outcome == OUT_NOT_LISTENING && !t->trigger_checked;
         rc = outcome_error(t, &rd.result, timeout, err, errlen);
     } else {
         size_t off = 0;
@@ -774,6 +786,25 @@ out:
     if (tmpfd >= 0) close(tmpfd);
     if (pidfd >= 0) close(pidfd);
     return rc;
+}
+
+int hotspot_attach_request(const struct hotspot_target *t, const char *cmd, const char *arg1, double timeout,
+                           const volatile sig_atomic_t *cancel, struct hotspot_reply *r, char *err, size_t errlen)
+{
+    int stale = 0;
+    double t0 = clock_monotonic_seconds();
+    int rc = request_once(t, cmd, arg1, timeout, cancel, r, &stale, err, errlen);
+    if (!stale) return rc;
+    /* A stale socket (the JVM's was removed, or a JVM with this pid died): start the listener, if that is safe. */
+    struct hotspot_target fresh = *t;
+    if ((rc = trigger_check(&fresh, err, errlen)) < 0) return rc;
+    if (!fresh.may_trigger) {
+        snprintf(err, errlen, "the JVM's attach socket is stale and diagtop will not start its listener: %s",
+                 fresh.why_no_trigger);
+        return -ENOTSUP;
+    }
+    double left = timeout - (clock_monotonic_seconds() - t0);
+    return request_once(&fresh, cmd, arg1, left > 0.5 ? left : 0.5, cancel, r, &stale, err, errlen);
 }
 
 void hotspot_reply_free(struct hotspot_reply *r)

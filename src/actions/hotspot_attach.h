@@ -27,13 +27,17 @@ struct hotspot_target {
     int listening;    /* its attach socket is there (owned by uid) */
     int may_trigger;  /* starting the listener is safe: SIGQUIT caught, attach not disabled */
     char why_no_trigger[192]; /* when !may_trigger: why diagtop will not signal it */
+    int trigger_checked;      /* may_trigger is known (it is checked only when the socket is not there) */
+    unsigned long long sig_caught; /* SigCgt */
 };
 
-/* Whether diagtop may attach to pid, from /proc alone (never signals, sends nothing): a JVM (libjvm.so mapped),
- * diagtop is root or has the JVM's uid and gid, and either the listener is up or it can be started safely
- * (SIGQUIT caught; -XX:+DisableAttachMechanism in neither the command line nor JAVA_TOOL_OPTIONS,
- * JDK_JAVA_OPTIONS, _JAVA_OPTIONS). Returns 0 with t filled, or -errno with the reason: -ESRCH (no such process),
- * -ENOTSUP (not a JVM; attach disabled; SIGQUIT not caught: -Xrs or still starting), -EPERM (another user). */
+/* Whether diagtop may attach to pid, from /proc alone (never signals, sends nothing): diagtop is root or has the
+ * JVM's uid and gid, and either its attach socket is up (owned by its uid) or the listener can be started safely:
+ * a JVM (libjvm.so mapped), SIGQUIT caught, -XX:+DisableAttachMechanism in neither the command line nor
+ * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS (those are read only when the socket is not there; a stale
+ * one makes the request check them). Returns 0 with t filled, or -errno with the reason: -ESRCH (no such
+ * process), -ENOTSUP (not a JVM; attach disabled; SIGQUIT not caught: -Xrs or still starting), -EPERM (another
+ * user). */
 int hotspot_attach_check(int pid, struct hotspot_target *t, char *why, size_t whylen);
 
 struct hotspot_reply {

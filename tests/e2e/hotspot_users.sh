@@ -59,10 +59,10 @@ check "... and the JVM's private directory is gone from its /tmp" no_jvm_dirs /t
 
 $AS_NOBODY "$PROBE" --probe "$R" >"$TMP/uid.probe"
 check "nobody to root's JVM: refused before anything is sent, saying who may" \
-    grep -q "the JVM runs as uid 0 gid 0 and accepts only root or that uid and gid; diagtop runs as uid $NOBODY_UID" "$TMP/uid.probe"
+    grep -q "process $R runs as uid 0 gid 0, and a JVM takes attach requests only from root or that uid and gid; diagtop runs as uid $NOBODY_UID" "$TMP/uid.probe"
 $AS_NOBODY "$PROBE" --probe "$G" >"$TMP/gid.probe"
 check "nobody/nogroup to a JVM of nobody/root: the gid counts too" \
-    grep -q "the JVM runs as uid $NOBODY_UID gid 0 and accepts only" "$TMP/gid.probe"
+    grep -q "process $G runs as uid $NOBODY_UID gid 0, and a JVM takes attach requests only from root" "$TMP/gid.probe"
 $AS_NOBODY "$PROBE" --probe "$J" >"$TMP/same.probe"
 check "nobody to nobody's JVM: allowed" grep -q '^probe 0: ok' "$TMP/same.probe"
 check "the refused JVMs were never signalled" bash -c "
