@@ -125,6 +125,8 @@ bench: $(TEST_DEPS_STAMP)
 	@bench/refresh
 	@bench/stack
 	@bench/dump
+	@bench/profile
+	@bench/agents
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -1,6 +1,7 @@
 #include "cpu_pane.h"
 
 #include <curses.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +37,7 @@ struct cpu_pane {
     enum cpu_view view;
     enum cpu_top_sort sort;
     int tid;                        /* thread filter, 0: all */
-    char fn_name[512], fn_module[256]; /* VIEW_CALLERS: the function looked at */
-    int fn_has_module;
+    char *fn_name, *fn_module;      /* VIEW_CALLERS: the function looked at (whole: C++ names run long) */
     struct cpu_top top;             /* the rows on screen (VIEW_TOP), for Enter */
     int have_top;
 };
@@ -85,7 +85,8 @@ static void render(struct tui *t, struct pane *p)
     if (!cp->have_shown) {
         text_lines_add(&tl, "%s", cp->rc < 0 ? cp->err : "Sampling... (the first numbers come within a second)");
     } else if (cp->view == VIEW_CALLERS) {
-        cpu_top_callers(&cp->shown, cp->fn_name, cp->fn_has_module ? cp->fn_module : NULL, cp->tid, COLS, &tl);
+        if (cpu_top_callers(&cp->shown, cp->fn_name, cp->fn_module, cp->tid, COLS, &tl) == -ENOENT)
+            text_lines_add(&tl, "(no samples of this function%s)", cp->tid ? " in this thread" : "");
         text_lines_add(&tl, "%s", "");
         text_lines_add(&tl, "(Esc: back to the top functions)");
     } else if (cp->view == VIEW_ICICLE) {
@@ -168,9 +169,11 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         long row = p->cursor - p->cursor_first;
         if (cp->view != VIEW_TOP || !cp->have_top || row < 0 || row >= cp->top.n) return EFFECT_NONE;
         const struct cpu_top_row *r = &cp->top.rows[row];
-        snprintf(cp->fn_name, sizeof cp->fn_name, "%s", r->name);
-        cp->fn_has_module = r->module != NULL;
-        snprintf(cp->fn_module, sizeof cp->fn_module, "%s", r->module ? r->module : "");
+        free(cp->fn_name);
+        free(cp->fn_module);
+        cp->fn_name = strdup(r->name);
+        cp->fn_module = r->module ? strdup(r->module) : NULL;
+        if (!cp->fn_name) return EFFECT_NONE;
         cp->view = VIEW_CALLERS;
         p->top = 0;
         break;
@@ -221,6 +224,9 @@ static void ready(struct tui *t, struct pane *p)
 static void forget(struct cpu_pane *cp)
 {
     drop_top(cp);
+    free(cp->fn_name);
+    free(cp->fn_module);
+    cp->fn_name = cp->fn_module = NULL;
     if (cp->have_shown) cpu_report_free(&cp->shown);
     cp->have_shown = 0;
     if (cp->pending) {

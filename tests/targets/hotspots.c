@@ -1,10 +1,12 @@
 /* Test target for the CPU profiler: one thread ("burn") spends its time in two hot functions at a known ratio of
  * work, 3:1: burn_direct called directly, and burn_compare called back by glibc's qsort (unwinding must go through
  * glibc to reach burn_round). Built -O2, so without frame pointers. The main thread sleeps in main_wait.
- * Prints "ready" once the worker runs. */
+ * Prints "ready" once the worker runs. With ROUNDS [DELAY_MS] (bench/profile): prints "ready", waits DELAY_MS
+ * (default 300) for a profiler to attach, does ROUNDS rounds, prints "elapsed_us N" for them and exits. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -48,6 +50,16 @@ NOINLINE static void burn_round(void)
     sink++; /* not a tail call: burn_round stays on the stack */
 }
 
+static long rounds_to_do; /* 0: for ever */
+static int delay_ms = 300;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
 static void *burn(void *arg)
 {
     (void)arg;
@@ -55,6 +67,14 @@ static void *burn(void *arg)
     compares = 0;
     burn_sorted();
     if (compares > 0) spins_per_compare = (int)(UNIT / compares);
+    if (rounds_to_do > 0) {
+        usleep((useconds_t)delay_ms * 1000);
+        double t0 = now_us();
+        for (long i = 0; i < rounds_to_do; i++) burn_round();
+        printf("elapsed_us %.0f\n", now_us() - t0);
+        fflush(stdout);
+        exit(0);
+    }
     for (;;) burn_round();
     return NULL;
 }
@@ -64,8 +84,10 @@ NOINLINE static void main_wait(void)
     for (;;) sleep(1000);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) rounds_to_do = atol(argv[1]);
+    if (argc > 2) delay_ms = atoi(argv[2]);
     pthread_t t;
     if (pthread_create(&t, NULL, burn, NULL) != 0) return 1;
     pthread_setname_np(t, "burn");
