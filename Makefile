@@ -2,16 +2,17 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson libdw zlib
+PKGS := libproc2 ncursesw libcjson libdw zlib libmicrohttpd gnutls
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++ -lm
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lstdc++ -lm
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(CFLAGS)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/model/*.c src/ui/*.c src/app/*.c))
+SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/model/*.c src/api/*.c \
+                          src/ui/*.c src/app/*.c))
 LIB_SRC := $(filter-out src/app/main.c,$(SRC))
 OBJ := $(SRC:%.c=build/obj/%.o)
 ASAN_OBJ := $(SRC:%.c=build/asan/obj/%.o)
@@ -24,7 +25,7 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=build/targets/%)
 
 .PHONY: all deps test-deps run test bench install clean asan unit targets
 
-all: build/diagtop
+all: build/diagtop build/libdiagtop-agent.so
 
 # Packages come first, under any -j: every compile waits (order-only) for a stamp that scripts/deps.sh leaves
 # once what is needed is installed. `make deps` / `make test-deps` check again.
@@ -108,6 +109,15 @@ build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/gostacks \
     build/targets/java/Sleeper.class: | $(TEST_DEPS_STAMP)
 
+# libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
+# include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
+AGENT_SRC := $(sort $(wildcard src/agent/*.c))
+AGENT_LIBS :=
+AGENT_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -fvisibility=hidden
+build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -o $@ $(AGENT_SRC) -ldl -lpthread $(AGENT_LIBS)
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/targets/gopsy build/targets/gostacks \
@@ -117,7 +127,7 @@ run: all
 	./build/diagtop
 
 test: $(TEST_DEPS_STAMP)
-	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop unit targets
+	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop build/libdiagtop-agent.so unit targets
 	@tests/run
 
 bench: $(TEST_DEPS_STAMP)
@@ -129,8 +139,11 @@ bench: $(TEST_DEPS_STAMP)
 	@bench/agents
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 build/diagtop $(DESTDIR)$(PREFIX)/bin/diagtop
+	install -m 0755 build/libdiagtop-agent.so $(DESTDIR)$(PREFIX)/lib/libdiagtop-agent.so
+	if [ -f include/diagtop-agent.h ]; then install -m 0644 include/diagtop-agent.h $(DESTDIR)$(PREFIX)/include/; fi
 	install -m 0644 docs/diagtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/diagtop.1
 
 clean:

@@ -4,10 +4,14 @@
 # apt's own output goes to a log that is shown only when the installation fails.
 set -eu
 
-build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev zlib1g-dev"
+build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev zlib1g-dev
+libunwind-dev libmicrohttpd-dev libgnutls28-dev libcrypt-dev"
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
-# for names inside libc, Go and a JDK for runtime targets. (g++ builds: libstdc++ demangles C++ names; a C++ target.)
-test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless"
+# for names inside libc, Go and a JDK for runtime targets, sqlite3 and python3 run under the native agent, curl,
+# promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf and wrk for the benchmarks.
+# (g++ builds: libstdc++ demangles C++ names; a C++ target.)
+test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless
+sqlite3 curl prometheus chromium heaptrack linux-perf wrk"
 
 pkgs=$build_pkgs
 why="to build diagtop"
@@ -17,7 +21,7 @@ if [ "${1:-}" = "--test" ]; then
 fi
 
 missing=""
-for p in $pkgs; do
+for p in $(echo $pkgs); do
     status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     case "$status" in
         *"install ok installed"*) ;;
