@@ -14,6 +14,9 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/model/*.c src/api/*.c \
                           src/ui/*.c src/app/*.c))
 LIB_SRC := $(filter-out src/app/main.c,$(SRC))
+AGENT_SRC := $(sort $(wildcard src/agent/*.c))
+AGENT_LIB := $(if $(AGENT_SRC),build/libdiagtop-agent.so)
+AGENT_LIBS :=
 OBJ := $(SRC:%.c=build/obj/%.o)
 ASAN_OBJ := $(SRC:%.c=build/asan/obj/%.o)
 ASAN_LIB_OBJ := $(LIB_SRC:%.c=build/asan/obj/%.o)
@@ -25,7 +28,7 @@ TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=build/targets/%)
 
 .PHONY: all deps test-deps run test bench install clean asan unit targets
 
-all: build/diagtop build/libdiagtop-agent.so
+all: build/diagtop $(AGENT_LIB)
 
 # Packages come first, under any -j: every compile waits (order-only) for a stamp that scripts/deps.sh leaves
 # once what is needed is installed. `make deps` / `make test-deps` check again.
@@ -111,8 +114,6 @@ $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/gopsy b
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
 # include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
-AGENT_SRC := $(sort $(wildcard src/agent/*.c))
-AGENT_LIBS :=
 AGENT_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -fvisibility=hidden
 build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -127,7 +128,7 @@ run: all
 	./build/diagtop
 
 test: $(TEST_DEPS_STAMP)
-	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop build/libdiagtop-agent.so unit targets
+	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets
 	@tests/run
 
 bench: $(TEST_DEPS_STAMP)
@@ -142,7 +143,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
 	    $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 build/diagtop $(DESTDIR)$(PREFIX)/bin/diagtop
-	install -m 0755 build/libdiagtop-agent.so $(DESTDIR)$(PREFIX)/lib/libdiagtop-agent.so
+	if [ -f build/libdiagtop-agent.so ]; then install -m 0755 build/libdiagtop-agent.so $(DESTDIR)$(PREFIX)/lib/; fi
 	if [ -f include/diagtop-agent.h ]; then install -m 0644 include/diagtop-agent.h $(DESTDIR)$(PREFIX)/include/; fi
 	install -m 0644 docs/diagtop.1 $(DESTDIR)$(PREFIX)/share/man/man1/diagtop.1
 
