@@ -260,24 +260,6 @@ static int build_report(struct profiler *pr, const char *method, const char *why
 
 /* ---- the run ---- */
 
-static int check_target(int pid, char *err, size_t errlen)
-{
-    struct procstat ps;
-    if (procstat_read(pid, 0, &ps) < 0) {
-        snprintf(err, errlen, "no process %d", pid);
-        return -ESRCH;
-    }
-    if (ps.flags & PROCSTAT_PF_KTHREAD) {
-        snprintf(err, errlen, "%d is a kernel thread: it has no user-space code to profile", pid);
-        return -EINVAL;
-    }
-    if (ps.state == 'Z' || ps.state == 'X') {
-        snprintf(err, errlen, "%d is a zombie: it has exited", pid);
-        return -ESRCH;
-    }
-    return 0;
-}
-
 static int alive(int pid)
 {
     struct procstat ps;
@@ -307,7 +289,7 @@ static int prepare(struct profiler *pr, char *err, size_t errlen)
 int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    int rc = check_target(o->pid, err, errlen);
+    int rc = ptrace_session_check_alive(o->pid, err, errlen);
     if (rc < 0) return rc;
     struct profiler *pr = calloc(1, sizeof *pr);
     if (!pr) {

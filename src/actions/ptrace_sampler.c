@@ -18,6 +18,7 @@
 #include "../util/clock.h"
 #include "../util/fileio.h"
 #include "ptrace_session.h"
+#include "unwind.h"
 
 #define STOP_WAIT_SECONDS 0.05 /* a running thread reaches its interrupt stop in microseconds */
 #define PAGE 4096ULL
@@ -36,14 +37,6 @@ struct ptrace_sampler {
     long long stopped_ns;
     unsigned char stack[PERF_SAMPLER_STACK];
 };
-
-static long long runtime_ns(int pid, int tid)
-{
-    char path[96], buf[128];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
-    unsigned long long v;
-    return fileio_read_at(AT_FDCWD, path, buf, sizeof buf) > 0 && sscanf(buf, "%llu", &v) == 1 ? (long long)v : -1;
-}
 
 static struct traced *find(struct ptrace_sampler *s, int tid)
 {
@@ -81,7 +74,7 @@ static int seize_new(struct ptrace_sampler *s, char *err, size_t errlen)
             else snprintf(err, errlen, "cannot attach to %d: %s", tid, strerror(errno));
             break;
         }
-        s->t[s->n++] = (struct traced){tid, 0, 0, runtime_ns(s->pid, tid)};
+        s->t[s->n++] = (struct traced){tid, 0, 0, procstat_read_runtime_ns(s->pid, tid)};
     }
     closedir(d);
     return rc;
@@ -150,26 +143,6 @@ static int interrupt(struct traced *t)
     }
 }
 
-/* The stack from sp up, page by page: process_vm_readv transfers whole iovec elements only, so the pages past the
- * end of the stack mapping are simply not read. */
-static size_t copy_stack(int tid, unsigned long long sp, unsigned char *buf, size_t max)
-{
-    struct iovec local[PERF_SAMPLER_STACK / PAGE + 1], remote[PERF_SAMPLER_STACK / PAGE + 1];
-    int n = 0;
-    size_t off = 0;
-    while (off < max && n < (int)(sizeof local / sizeof local[0])) {
-        unsigned long long addr = sp + off;
-        size_t len = (size_t)(PAGE - (addr & (PAGE - 1)));
-        if (len > max - off) len = max - off;
-        local[n] = (struct iovec){buf + off, len};
-        remote[n] = (struct iovec){(void *)addr, len};
-        n++;
-        off += len;
-    }
-    ssize_t got = process_vm_readv(tid, local, (unsigned long)n, remote, (unsigned long)n, 0);
-    return got > 0 ? (size_t)got : 0;
-}
-
 int ptrace_sampler_open(struct ptrace_sampler **out, int pid, char *err, size_t errlen)
 {
     *out = NULL;
@@ -207,10 +180,10 @@ int ptrace_sampler_tick(struct ptrace_sampler *s, void (*on_sample)(void *, cons
         if (!interrupt(t)) continue;
         struct arch_regs regs;
         int have = arch_regs_read(t->tid, &regs) == 0;
-        size_t len = have ? copy_stack(t->tid, arch_regs_sp(&regs), s->stack, sizeof s->stack) : 0;
+        size_t len = have ? unwind_copy_stack(t->tid, arch_regs_sp(&regs), s->stack, sizeof s->stack) : 0;
         ptrace(PTRACE_CONT, t->tid, 0, 0); /* running again before anything else is done */
         s->stopped_ns += (long long)((clock_monotonic_seconds() - stop_begin) * 1e9);
-        long long now = runtime_ns(s->pid, t->tid), used = now >= 0 && t->runtime >= 0 ? now - t->runtime : 0;
+        long long now = procstat_read_runtime_ns(s->pid, t->tid), used = now >= 0 && t->runtime >= 0 ? now - t->runtime : 0;
         t->runtime = now;
         if (!have || used <= 0) continue;
         struct perf_sample sample = {s->pid, t->tid, (unsigned long long)(clock_monotonic_seconds() * 1e9), {0},

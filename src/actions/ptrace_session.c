@@ -58,22 +58,29 @@ void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
                  pid);
 }
 
-int ptrace_session_check(int pid, char *err, size_t errlen)
+int ptrace_session_check_alive(int pid, char *err, size_t errlen)
 {
-    char path[64], buf[4096];
     struct procstat ps;
     if (procstat_read(pid, 0, &ps) < 0) {
         snprintf(err, errlen, "no process %d", pid);
         return -ESRCH;
     }
     if (ps.flags & PROCSTAT_PF_KTHREAD) {
-        snprintf(err, errlen, "%d is a kernel thread: it has no user-space stack", pid);
+        snprintf(err, errlen, "%d is a kernel thread: it has no user-space code", pid);
         return -EINVAL;
     }
     if (ps.state == 'Z' || ps.state == 'X') {
         snprintf(err, errlen, "%d is a zombie: it has exited and has no threads to show", pid);
         return -ESRCH;
     }
+    return 0;
+}
+
+int ptrace_session_check(int pid, char *err, size_t errlen)
+{
+    char path[64], buf[4096];
+    int rc = ptrace_session_check_alive(pid, err, errlen);
+    if (rc < 0) return rc;
     snprintf(path, sizeof path, "/proc/%d/status", pid);
     if (fileio_read_at(AT_FDCWD, path, buf, sizeof buf) > 0) {
         long tracer = status_field(buf, "TracerPid:");
@@ -125,7 +132,7 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
     struct dirent *de;
     while ((de = readdir(d)) && rc == 0) {
         int tid = atoi(de->d_name);
-        if (tid <= 0 || find(s, tid)) continue;
+        if (tid <= 0 || find(s, tid) || (s->only_tid && tid != s->only_tid)) continue;
         /* Room first, so that a seized thread is always in the session and always detached. */
         if (add(s, tid) < 0) {
             rc = -ENOMEM;
@@ -223,11 +230,12 @@ static int wait_all(struct ptrace_session *s, double deadline, const volatile si
     }
 }
 
-int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
-                        char *err, size_t errlen)
+static int stop_threads(struct ptrace_session *s, int pid, int only_tid, double timeout,
+                        const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->pid = pid;
+    s->only_tid = only_tid;
     int rc = ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
     pid_t self = (pid_t)syscall(SYS_gettid);
@@ -245,7 +253,8 @@ int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const
         }
         if (added == 0 && round > 0) break;
         if (s->n == 0) {
-            snprintf(err, errlen, "process %d has no threads left", pid);
+            if (only_tid) snprintf(err, errlen, "thread %d of %d is gone", only_tid, pid);
+            else snprintf(err, errlen, "process %d has no threads left", pid);
             rc = -ESRCH;
             break;
         }
@@ -260,6 +269,18 @@ int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const
     }
     if (rc < 0) ptrace_session_detach(s, 0.5);
     return rc;
+}
+
+int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
+                        char *err, size_t errlen)
+{
+    return stop_threads(s, pid, 0, timeout, cancel, err, errlen);
+}
+
+int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, double timeout,
+                               const volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+    return stop_threads(s, pid, tid, timeout, cancel, err, errlen);
 }
 
 void ptrace_session_detach(struct ptrace_session *s, double linger)

@@ -26,8 +26,12 @@ struct ptrace_session {
     double stop_end;        /* last detach */
     int detached;
     int boosted, old_nice; /* the calling thread's nice value, raised while the target is stopped */
+    int only_tid;          /* ptrace_session_stop_thread: the one thread stopped, the others run on */
 };
 
+/* Checks pid is a live user-space process (exists, not a zombie, not a kernel thread), saying why not in err.
+ * Returns 0 or -errno. */
+int ptrace_session_check_alive(int pid, char *err, size_t errlen);
 /* Checks the target can be stopped (exists, not a zombie, not a kernel thread, not already traced) and says why
  * not in err. Returns 0 or -errno. Cheap; nothing is attached. */
 int ptrace_session_check(int pid, char *err, size_t errlen);
@@ -37,6 +41,11 @@ int ptrace_session_check(int pid, char *err, size_t errlen);
  * aborts (detaching). On failure everything already attached is detached and -errno returned with a reason. */
 int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
                         char *err, size_t errlen);
+
+/* The same for one thread of pid only (the others keep running): a pause of that thread, e.g. to make it run a
+ * system call. */
+int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, double timeout,
+                               const volatile sig_atomic_t *cancel, char *err, size_t errlen);
 
 /* Detaches every thread (handing back pending signals). Threads that never reached their stop are waited for up to
  * linger seconds and then left to the kernel (which detaches them when this process exits). Idempotent. */

@@ -242,27 +242,6 @@ static int blocked_at(int pid, int tid, unsigned long long *sp, unsigned long lo
     return *sp != 0 && *pc != 0;
 }
 
-/* The stack from sp up, page by page (process_vm_readv transfers whole iovec elements: the pages past the end of
- * the stack mapping are simply not read). */
-static size_t copy_stack(int pid, unsigned long long sp, unsigned char *buf, size_t max)
-{
-    enum { PG = 4096 };
-    struct iovec local[NO_STOP_STACK / PG + 1], remote[NO_STOP_STACK / PG + 1];
-    int n = 0;
-    size_t off = 0;
-    while (off < max && n < (int)(sizeof local / sizeof local[0])) {
-        unsigned long long addr = sp + off;
-        size_t len = (size_t)(PG - (addr & (PG - 1)));
-        if (len > max - off) len = max - off;
-        local[n] = (struct iovec){buf + off, len};
-        remote[n] = (struct iovec){(void *)addr, len};
-        n++;
-        off += len;
-    }
-    ssize_t got = process_vm_readv(pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
-    return got > 0 ? (size_t)got : 0;
-}
-
 /* One thread read while the process runs: a blocked one unwound from a copy of its stack, checked to have stayed
  * blocked meanwhile (else read again, once); a running one cannot be read without stopping it. */
 static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *stack, struct stack_thread *t)
@@ -274,7 +253,7 @@ static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *
             t->npcs = 0;
             return;
         }
-        size_t len = copy_stack(pid, sp, stack, NO_STOP_STACK);
+        size_t len = unwind_copy_stack(pid, sp, stack, NO_STOP_STACK);
         /* Only sp and pc are known: the unwinder starts from them (CFI mostly needs no more); the other
          * registers are unknown, so frames addressed by one of them may end the stack early. */
         unsigned long long regs[ARCH_DWARF_REGS] = {0};

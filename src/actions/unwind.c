@@ -195,6 +195,25 @@ static int unwind_frames(struct unwinder *u, int tid, struct unwind_frame *frame
     return u->n;
 }
 
+size_t unwind_copy_stack(int pid, unsigned long long sp, unsigned char *buf, size_t max)
+{
+    enum { MAX_PAGES = 64 };
+    struct iovec local[MAX_PAGES + 1], remote[MAX_PAGES + 1];
+    int n = 0;
+    size_t off = 0;
+    while (off < max && n < MAX_PAGES + 1) {
+        unsigned long long addr = sp + off;
+        size_t len = (size_t)(PAGE - (addr & (PAGE - 1)));
+        if (len > max - off) len = max - off;
+        local[n] = (struct iovec){buf + off, len};
+        remote[n] = (struct iovec){(void *)addr, len};
+        n++;
+        off += len;
+    }
+    ssize_t got = process_vm_readv(pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    return got > 0 ? (size_t)got : 0;
+}
+
 int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, const unsigned char *stack,
                   unsigned long long stack_addr, size_t len, struct unwind_frame *frames, int max, char *why,
                   size_t whylen)

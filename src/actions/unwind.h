@@ -31,6 +31,10 @@ int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, in
 /* Unwinds a thread that kept running, from a copy of its registers (DWARF numbering, ARCH_DWARF_REGS values, as
  * arch_regs_dwarf gives them) and of the top of its stack (len bytes that were at stack_addr), as a sampler takes
  * them (perf's sample_stack_user, or a ptrace sampler's process_vm_readv). Only the copy is read. */
+/* Copies the top of a thread's stack (up to max bytes from sp) out of process pid, for unwinder_copy: page by
+ * page, since process_vm_readv moves whole iovec elements only and the pages past the end of the stack mapping
+ * are then simply not read. Returns the bytes copied. */
+size_t unwind_copy_stack(int pid, unsigned long long sp, unsigned char *buf, size_t max);
 int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, const unsigned char *stack,
                   unsigned long long stack_addr, size_t len, struct unwind_frame *frames, int max, char *why,
                   size_t whylen);

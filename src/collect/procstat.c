@@ -97,8 +97,7 @@ int procstat_read(int pid, int tid, struct procstat *out)
     return n > 0 ? procstat_parse(buf, (size_t)n, out) : -1;
 }
 
-/* The first field of /proc/PID/task/TID/schedstat: nanoseconds spent on a CPU. */
-static long long read_runtime_ns(int pid, int tid)
+long long procstat_read_runtime_ns(int pid, int tid)
 {
     char path[96], buf[128];
     snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
@@ -119,7 +118,7 @@ int procstat_sample_threads(int pid, struct thread_sample *out, int max, int wit
     while ((de = readdir(d)) && n < max) {
         int tid = atoi(de->d_name);
         if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
-        out[n] = (struct thread_sample){tid, ps.utime + ps.stime, with_runtime ? read_runtime_ns(pid, tid) : -1,
+        out[n] = (struct thread_sample){tid, ps.utime + ps.stime, with_runtime ? procstat_read_runtime_ns(pid, tid) : -1,
                                         ps.state, ""};
         memcpy(out[n].name, ps.comm, sizeof out[n].name);
         n++;

@@ -44,6 +44,9 @@ struct thread_sample {
     char name[PROCSTAT_COMM_MAX];
 };
 
+/* The first field of /proc/PID/task/TID/schedstat: nanoseconds the thread spent on a CPU; -1 when unreadable. */
+long long procstat_read_runtime_ns(int pid, int tid);
+
 /* Samples every thread of pid (up to max); returns the count. with_runtime also reads each thread's schedstat. */
 int procstat_sample_threads(int pid, struct thread_sample *out, int max, int with_runtime);
 

@@ -193,12 +193,6 @@ static int back(struct tui *t, struct pane *p)
     return 1;
 }
 
-static int fd(const struct pane *p)
-{
-    const struct cpu_pane *cp = p->state;
-    return cp->job.running ? cp->job.done_fd : -1;
-}
-
 static void ready(struct tui *t, struct pane *p)
 {
     struct cpu_pane *cp = p->state;
@@ -249,6 +243,7 @@ static void cancel(struct tui *t, struct pane *p)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct cpu_pane *cp = p->state;
+    p->job = &cp->job;
     if (row->is_kernel) {
         tui_set_status(t, 1, "a kernel thread has no user-space code to profile");
         return PANE_REFUSED;
@@ -287,7 +282,6 @@ const struct pane_class cpu_pane_class = {
     .open = open_pane,
     .key = key,
     .reload = start,
-    .fd = fd,
     .ready = ready,
     .cancel = cancel,
     .back = back,

@@ -128,6 +128,7 @@ static unsigned start(struct tui *t, void *arg, int key)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct dump_pane *dp = p->state;
+    p->job = &dp->job;
     if (row->is_kernel) {
         tui_set_status(t, 1, "a kernel thread has no memory to dump");
         return PANE_REFUSED;
@@ -166,12 +167,6 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_PENDING;
 }
 
-static int fd(const struct pane *p)
-{
-    const struct dump_pane *dp = p->state;
-    return dp->job.running ? dp->job.done_fd : -1;
-}
-
 static void ready(struct tui *t, struct pane *p)
 {
     struct dump_pane *dp = p->state;
@@ -194,7 +189,6 @@ const struct pane_class dump_pane_class = {
     .name = "dump",
     .state_size = sizeof(struct dump_pane),
     .open = open_pane,
-    .fd = fd,
     .ready = ready,
     .progress = progress,
     .cancel = cancel,

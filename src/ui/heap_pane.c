@@ -135,6 +135,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct heap_pane *hp = p->state;
+    p->job = &hp->job;
     if (hp->job.running) {
         tui_set_status(t, 1, "a heap snapshot is still being taken");
         return PANE_REFUSED;
@@ -156,12 +157,6 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     render(p);
     snapshot(t, p);
     return PANE_SHOWN;
-}
-
-static int fd(const struct pane *p)
-{
-    const struct heap_pane *hp = p->state;
-    return hp->job.running ? hp->job.done_fd : -1;
 }
 
 static void cancel(struct tui *t, struct pane *p)
@@ -187,7 +182,6 @@ const struct pane_class heap_pane_class = {
     .key = key,
     .reload = snapshot,
     .tick = tick,
-    .fd = fd,
     .ready = ready,
     .cancel = cancel,
     .destroy = destroy,

@@ -228,12 +228,6 @@ static void cancel(struct tui *t, struct pane *p)
 
 static int destroy(struct pane *p) { return forget(p->state); }
 
-static int fd(const struct pane *p)
-{
-    const struct info_pane *ip = p->state;
-    return ip->job.running ? ip->job.done_fd : -1;
-}
-
 static void ready(struct tui *t, struct pane *p)
 {
     struct info_pane *ip = p->state;
@@ -244,6 +238,7 @@ static void ready(struct tui *t, struct pane *p)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct info_pane *ip = p->state;
+    p->job = &ip->job;
     if (forget(ip) < 0) {
         tui_set_status(t, 1, "the previous runtime request does not end");
         return PANE_REFUSED;
@@ -268,7 +263,6 @@ const struct pane_class info_pane_class = {
     .reload = reload,
     .tick = tick,
     .filter = env_filter_changed,
-    .fd = fd,
     .ready = ready,
     .cancel = cancel,
     .destroy = destroy,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/job.h"
 #include "../util/text.h"
 #include "draw.h"
 #include "keymap.h"
@@ -116,6 +117,12 @@ void pane_set_title(struct pane *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(p->title, sizeof p->title, fmt, ap);
     va_end(ap);
+}
+
+int pane_fd(const struct pane *p)
+{
+    if (p->cls->fd) return p->cls->fd(p);
+    return p->job ? job_fd(p->job) : -1;
 }
 
 double pane_next_redraw(const struct tui *t, double last_draw)

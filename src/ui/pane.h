@@ -34,7 +34,8 @@ struct pane_class {
     unsigned (*reload)(struct tui *t, struct pane *p);       /* r: read or capture again; may be NULL */
     void (*tick)(struct tui *t, struct pane *p);             /* after each refresh of the table, in front; may be NULL */
     void (*filter)(struct tui *t, struct pane *p, const char *text); /* each keystroke of the \ prompt; may be NULL */
-    int (*fd)(const struct pane *p);                         /* a worker's descriptor to wait on, or -1; may be NULL */
+    /* A descriptor to wait on, or -1; NULL: the descriptor of the pane's job (struct pane's job), if any. */
+    int (*fd)(const struct pane *p);
     void (*ready)(struct tui *t, struct pane *p);            /* that descriptor became readable */
     void (*progress)(const struct pane *p, char *buf, size_t n); /* the busy line; NULL: the text of pane_set_busy */
     void (*cancel)(struct tui *t, struct pane *p); /* the pane closes or diagtop quits: stop work in flight; may be NULL */
@@ -51,9 +52,12 @@ struct pane_class {
 
 enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE, PANE_FILTER };
 
+struct job;
+
 struct pane {
     const struct pane_class *cls;
-    void *state; /* the class's, cls->state_size bytes */
+    void *state;     /* the class's, cls->state_size bytes */
+    struct job *job; /* the class's worker (in its state), set by open; the loop waits on its descriptor */
     char title[256];
     struct text_lines lines;
     long top;
@@ -89,6 +93,8 @@ void pane_destroy_all(struct tui *t);
 void pane_set_lines(struct pane *p, struct text_lines *lines);
 void pane_set_busy(struct pane *p, const char *text, double now);
 void pane_set_title(struct pane *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The descriptor the loop waits on for p: the class's fd, else its job's; -1 for none. */
+int pane_fd(const struct pane *p);
 /* Opens the \ filter prompt (classes with a filter function). */
 void pane_start_filter(struct pane *p, const char *current);
 

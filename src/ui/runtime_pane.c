@@ -99,6 +99,7 @@ static unsigned start(struct tui *t, struct pane *p)
 static enum pane_open_result open_for(struct tui *t, struct pane *p, const struct proc_row *row, enum provider_op op)
 {
     struct runtime_pane *rp = p->state;
+    p->job = &rp->job;
     if (rp->job.running) {
         tui_set_status(t, 1, "a %s is still running", provider_op_name(rp->op));
         return PANE_REFUSED;
@@ -132,12 +133,6 @@ static enum pane_open_result open_profile(struct tui *t, struct pane *p, const s
     return open_for(t, p, row, OP_PROFILE);
 }
 
-static int fd(const struct pane *p)
-{
-    const struct runtime_pane *rp = p->state;
-    return rp->job.running ? rp->job.done_fd : -1;
-}
-
 static void ready(struct tui *t, struct pane *p)
 {
     struct runtime_pane *rp = p->state;
@@ -169,7 +164,6 @@ const struct pane_class gc_pane_class = {
     .state_size = sizeof(struct runtime_pane),
     .open = open_gc,
     .reload = start,
-    .fd = fd,
     .ready = ready,
     .progress = progress,
     .cancel = cancel,
@@ -181,7 +175,6 @@ const struct pane_class profile_pane_class = {
     .state_size = sizeof(struct runtime_pane),
     .open = open_profile,
     .reload = start,
-    .fd = fd,
     .ready = ready,
     .progress = progress,
     .cancel = cancel,

@@ -140,6 +140,7 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         return PANE_REFUSED;
     }
     struct stack_pane *sp = p->state;
+    p->job = &sp->job;
     if (!sp->cache && !(sp->cache = stack_cache_new())) {
         tui_set_status(t, 1, "out of memory");
         return PANE_REFUSED;
@@ -167,12 +168,6 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     snprintf(p->save_name, sizeof p->save_name, "stack.%d.%s.txt", sp->pid, when);
     start(t, p);
     return PANE_SHOWN;
-}
-
-static int fd(const struct pane *p)
-{
-    const struct stack_pane *sp = p->state;
-    return sp->job.running ? sp->job.done_fd : -1;
 }
 
 /* The worker finished: show its result if the pane is still in front (else it was cancelled meanwhile). */
@@ -209,7 +204,6 @@ const struct pane_class stack_pane_class = {
     .open = open_pane,
     .key = key,
     .reload = start,
-    .fd = fd,
     .ready = ready,
     .cancel = cancel,
     .destroy = destroy,

@@ -184,7 +184,7 @@ static int wait_and_handle(struct tui *t, double due, double *next_refresh)
     pfd[n++] = (struct pollfd){STDIN_FILENO, POLLIN, 0};
     for (int i = 0; i < t->panes.n; i++) {
         struct pane *p = t->panes.items[i];
-        int fd = p->cls->fd ? p->cls->fd(p) : -1;
+        int fd = pane_fd(p);
         if (fd < 0) continue;
         owner[n] = p;
         pfd[n++] = (struct pollfd){fd, POLLIN, 0};

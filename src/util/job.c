@@ -21,6 +21,8 @@ static void *job_main(void *p)
     return NULL;
 }
 
+int job_fd(const struct job *j) { return j->running ? j->done_fd : -1; }
+
 int job_start(struct job *j, void (*run)(struct job *j), void *arg)
 {
     int fds[2];

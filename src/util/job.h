@@ -20,6 +20,8 @@ struct job {
 
 enum job_event { JOB_NOTIFIED = 1, JOB_DONE = 2 };
 
+/* The descriptor to wait on while the job runs, -1 when it does not. */
+int job_fd(const struct job *j);
 /* Starts run(j) in a thread. Returns 0 or -errno. */
 int job_start(struct job *j, void (*run)(struct job *j), void *arg);
 /* From the worker: wakes the UI (done_fd becomes readable) with JOB_NOTIFIED. */
