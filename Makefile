@@ -108,9 +108,12 @@ build/targets/gostacks: tests/targets/gostacks/main.go
 build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 	@mkdir -p $(dir $@)
 	javac -d $(dir $@) $<
+build/targets/java/Leaky.class: tests/targets/Leaky.java
+	@mkdir -p $(dir $@)
+	javac -d $(dir $@) $<
 
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/gostacks \
-    build/targets/java/Sleeper.class: | $(TEST_DEPS_STAMP)
+    build/targets/java/Sleeper.class build/targets/java/Leaky.class: | $(TEST_DEPS_STAMP)
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
 # include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
@@ -122,7 +125,7 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/targets/gopsy build/targets/gostacks \
-         build/targets/java/Sleeper.class
+         build/targets/java/Sleeper.class build/targets/java/Leaky.class
 
 run: all
 	./build/diagtop
