@@ -178,7 +178,7 @@ static void ready(struct tui *t, struct pane *p)
     if (sp->running_runtime) sp->have_rt = sp->rc == 0;
     else sp->have_native = sp->rc == 0;
     if (sp->rc < 0 && sp->running_runtime) { /* the runtime did not answer: the OS threads instead */
-        tui_set_status(t, 1, "%s: %s; showing the OS threads", sp->runtime->name, sp->err);
+        tui_set_status(t, 1, "the OS threads instead: %s: %s", sp->runtime->name, sp->err);
         sp->show_runtime = 0;
         if (t->panes.front == p) start(t, p);
         return;
