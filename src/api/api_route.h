@@ -1,0 +1,53 @@
+/* api_route: the HTTP API's routes as a table (method, path pattern, the scope it needs, the query parameters it
+ * takes), and the strict parser that maps a request line onto one. Pure: no I/O, no allocation, so it can be
+ * fuzzed. Paths never name files: a {pid} is a decimal process id, an {id} a random resource id (api_id.h), and
+ * any other segment must equal the table's text; ".", "..", empty segments and bytes outside [A-Za-z0-9._-] are
+ * refused before matching. */
+#ifndef DIAGTOP_API_ROUTE_H
+#define DIAGTOP_API_ROUTE_H
+#include <stddef.h>
+
+#include "api_id.h"
+
+#define API_PATH_MAX 512
+#define API_PID_MAX 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
+
+enum api_route_id {
+    API_ROUTE_PAGE, API_ROUTE_PAGE_JS, API_ROUTE_PAGE_CSS, API_ROUTE_HEALTHZ, API_ROUTE_METRICS,
+    API_ROUTE_PROCESSES, API_ROUTE_PROCESS, API_ROUTE_SIGNAL, API_ROUTE_THREADS, API_ROUTE_MODULES, API_ROUTE_FDS,
+    API_ROUTE_ENVIRONMENT, API_ROUTE_STACK, API_ROUTE_MEMSTATS, API_ROUTE_HEAP, API_ROUTE_GC, API_ROUTE_PROFILE,
+    API_ROUTE_DUMP, API_ROUTE_DUMPS, API_ROUTE_DUMP_FILE, API_ROUTE_DUMP_STATUS, API_ROUTE_DUMP_DELETE,
+    API_ROUTE_COUNT
+};
+
+enum api_method { API_GET = 1, API_HEAD = 2, API_POST = 4, API_DELETE = 8 };
+
+/* read: looking (GET); admin: anything that changes a process, dumps, secrets. */
+enum api_scope { API_SCOPE_NONE, API_SCOPE_READ, API_SCOPE_ADMIN };
+
+struct api_route {
+    enum api_route_id id;
+    enum api_method method;
+    enum api_scope scope;
+    const char *pattern; /* "/api/processes/{pid}/stack" */
+    const char *params;  /* the query parameters it takes: "seconds,hz,native,format" */
+    int pid;             /* {pid}, 0 when the route has none */
+    char rid[API_ID_LEN + 1]; /* {id}, "" when the route has none */
+};
+
+/* Maps method and path (percent-decoded, without the query) onto a route. Returns 0, or the HTTP status to answer
+ * with a reason in err: 400 (a malformed path or pid), 404 (no such route), 405 (the path exists: allow gets the
+ * methods it takes, "GET, HEAD"), 414 (longer than API_PATH_MAX), 501 (a method the API never takes). */
+int api_route_parse(const char *method, const char *path, struct api_route *out, char *allow, size_t allowlen,
+                    char *err, size_t errlen);
+/* Whether the route takes this query parameter. */
+int api_route_takes(const struct api_route *r, const char *name);
+
+/* Strict query values. Each returns 0, or -1 when s is not one (the caller answers 400). */
+/* Decimal integer in [min, max], no sign unless min < 0, no spaces or leading zeros beyond "0". */
+int api_param_long(const char *s, long min, long max, long *out);
+/* "1", "true", "yes", "" (a bare ?flag) -> 1; "0", "false", "no" -> 0. */
+int api_param_bool(const char *s, int *out);
+/* Decimal seconds in (0, max]. */
+int api_param_seconds(const char *s, double max, double *out);
+#endif
