@@ -22,6 +22,7 @@
 #include "dump_maps.h"
 #include "elfcore.h"
 #include "ptrace_session.h"
+#include "snapshot.h"
 
 #define PAGE 4096ULL
 #define CHUNK_PAGES 256 /* 1 MiB per process_vm_readv */
@@ -61,10 +62,32 @@ static int open_proc(int pid, const char *name)
 
 /* smaps parsed as it is read: ~700 bytes a mapping, so 70,000 mappings are 50 MB of text not worth holding (and
  * more than any fixed limit one would pick). */
-static int read_smaps(int pid, struct dump_maps *dm, char *err, size_t errlen)
+/* A fork's view of a mapping (smaps VmFlags): MADV_DONTFORK leaves it out of the child, MADV_WIPEONFORK gives the
+ * child zeros. */
+#define FORK_DONTFORK 1
+#define FORK_WIPE 2
+
+static int note_fork_flags(const struct dump_maps *dm, const char *line, size_t len, unsigned char **ff, int *ffcap)
+{
+    if (len < 8 || memcmp(line, "VmFlags:", 8) != 0 || dm->n == 0) return 0;
+    if (dm->n > *ffcap) {
+        int cap = dm->cap;
+        unsigned char *f = realloc(*ff, (size_t)cap);
+        if (!f) return -ENOMEM;
+        memset(f + *ffcap, 0, (size_t)(cap - *ffcap));
+        *ff = f;
+        *ffcap = cap;
+    }
+    char flags[256]; /* " rd wr mr ...": two letters each */
+    snprintf(flags, sizeof flags, "%.*s ", (int)(len - 8 < 250 ? len - 8 : 250), line + 8);
+    (*ff)[dm->n - 1] = (strstr(flags, " dc ") ? FORK_DONTFORK : 0) | (strstr(flags, " wf ") ? FORK_WIPE : 0);
+    return 0;
+}
+
+static int read_smaps(int pid, struct dump_maps *dm, unsigned char **ff, char *err, size_t errlen)
 {
     enum { BUF = 1 << 20 };
-    int fd = open_proc(pid, "smaps"), rc = 0;
+    int fd = open_proc(pid, "smaps"), rc = 0, ffcap = 0;
     char *buf = fd >= 0 ? malloc(BUF) : NULL;
     if (fd < 0) rc = -errno;
     else if (!buf) rc = -ENOMEM;
@@ -79,6 +102,7 @@ static int read_smaps(int pid, struct dump_maps *dm, char *err, size_t errlen)
         char *line = buf, *end = buf + have + r, *nl;
         while (rc == 0 && (nl = memchr(line, '\n', (size_t)(end - line)))) {
             rc = dump_maps_parse_line(dm, line, (size_t)(nl - line));
+            if (rc == 0 && ff) rc = note_fork_flags(dm, line, (size_t)(nl - line), ff, &ffcap);
             line = nl + 1;
         }
         if (rc == 0 && r == 0 && line < end) rc = dump_maps_parse_line(dm, line, (size_t)(end - line));
@@ -89,17 +113,25 @@ static int read_smaps(int pid, struct dump_maps *dm, char *err, size_t errlen)
     }
     free(buf);
     if (fd >= 0) close(fd);
+    if (rc == 0 && ff && ffcap < dm->n) { /* every mapping gets its entry, flags line or not */
+        unsigned char *f = realloc(*ff, (size_t)dm->n + 1);
+        if (!f) rc = -ENOMEM;
+        else {
+            memset(f + ffcap, 0, (size_t)(dm->n + 1 - ffcap));
+            *ff = f;
+        }
+    }
     if (rc == -EACCES || rc == -EPERM) ptrace_session_explain_eperm(pid, err, errlen);
     else if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
     else if (rc < 0) snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid, strerror(-rc));
     return rc;
 }
 
-static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned *filter, char *err,
-                     size_t errlen)
+static int load_maps(int pid, const struct dump_options *o, struct dump_maps *dm, unsigned char **ff,
+                     unsigned *filter, char *err, size_t errlen)
 {
     memset(dm, 0, sizeof *dm);
-    int rc = read_smaps(pid, dm, err, errlen);
+    int rc = read_smaps(pid, dm, ff, err, errlen);
     if (rc < 0) {
         dump_maps_free(dm);
         return rc;
@@ -117,7 +149,7 @@ int dump_estimate(int pid, const struct dump_options *o, unsigned long long *byt
 {
     struct dump_maps dm;
     unsigned filter;
-    int rc = load_maps(pid, o, &dm, &filter, err, errlen);
+    int rc = load_maps(pid, o, &dm, NULL, &filter, err, errlen);
     if (rc < 0) return rc;
     /* Copied bytes are at most the resident part of what is dumped; the mapping sizes bound it. */
     *bytes = dump_maps_bytes(&dm);
@@ -185,7 +217,9 @@ struct slot {
 };
 
 struct copier {
-    int pid, out_fd, pagemap_fd, mem_fd;
+    int out_fd;
+    int pid, pagemap_fd, mem_fd; /* the source: the process, or its snapshot's copy */
+    int vm_readv;                /* process_vm_readv (a stopped process); else /proc/PID/mem (a copy) */
     int falloc; /* fallocate before each write (until the filesystem says it cannot) */
     unsigned long long zero_pfn; /* the shared zero page's frame; 0: unknown */
     unsigned long long *pm;           /* pagemap entries of PM_PAGES pages from page pm_first */
@@ -213,8 +247,28 @@ static int page_is_zero(const unsigned char *p)
 /* Reads a slot's segments into its buffer: one process_vm_readv for all of them, and where it stops short, the
  * rest of that segment page by page through /proc/PID/mem (PROT_NONE pages, for one, read only that way), then
  * process_vm_readv again from the next segment. Unreadable pages stay zero. */
+/* A copy is read through /proc/COPY/mem: process_vm_readv would pin, so unshare and copy, every page it still
+ * shares copy-on-write with the process (notes/snapshot.md: 1 GiB more memory and 20 times slower). */
+static void read_slot_mem(struct copier *c, struct slot *sl)
+{
+    unsigned char *p = sl->buf;
+    for (int s = 0; s < sl->nseg; s++) {
+        size_t n = sl->segs[s].n;
+        ssize_t got = pread(c->mem_fd, p, n * PAGE, (off_t)sl->segs[s].addr);
+        for (size_t i = got > 0 ? (size_t)got / PAGE : 0; i < n; i++) /* the rest page by page */
+            if (pread(c->mem_fd, p + i * PAGE, PAGE, (off_t)(sl->segs[s].addr + i * PAGE)) != (ssize_t)PAGE)
+                memset(p + i * PAGE, 0, PAGE);
+        p += n * PAGE;
+    }
+    c->read += sl->npages * PAGE;
+}
+
 static void read_slot(struct copier *c, struct slot *sl)
 {
+    if (!c->vm_readv) {
+        read_slot_mem(c, sl);
+        return;
+    }
     size_t page = 0, in = 0; /* pages of the buffer filled; pages of segment s filled */
     int s = 0;
     while (s < sl->nseg) {
@@ -321,6 +375,17 @@ static void send_slot(struct copier *c)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Reads from another source from now on; what was gathered so far is read from the previous one first. */
+static void copier_source(struct copier *c, int pid, int mem_fd, int pagemap_fd, int vm_readv)
+{
+    send_slot(c);
+    c->pid = pid;
+    c->mem_fd = mem_fd;
+    c->pagemap_fd = pagemap_fd;
+    c->vm_readv = vm_readv;
+    c->pm_n = 0;
+}
+
 /* Adds n pages at addr, for file offset off, to the slot being filled, sending each slot that fills up. */
 static int add_pages(struct copier *c, unsigned long long addr, size_t n, unsigned long long off)
 {
@@ -411,11 +476,14 @@ static int page_wanted(const struct copier *c, unsigned long long e)
 static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned long long off)
 {
     unsigned long long len = elfcore_filesz(m);
+    /* A fork copies no page table entries of a mapping without private anonymous pages (they fault in from the
+     * file): there the copy's pagemap shows nothing, and every page is read. */
+    int by_pagemap = c->vm_readv || m->anonymous > 0;
     for (unsigned long long pos = 0; pos < len; pos += CHUNK_PAGES * PAGE) {
         if (c->o->cancel && *c->o->cancel) return -ECANCELED;
         size_t n = (size_t)((len - pos) / PAGE < CHUNK_PAGES ? (len - pos) / PAGE : CHUNK_PAGES);
         unsigned long long addr = m->start + pos;
-        const unsigned long long *pm = pagemap_at(c, addr, n);
+        const unsigned long long *pm = by_pagemap ? pagemap_at(c, addr, n) : NULL;
         size_t i = 0;
         while (i < n) {
             /* A run of pages to read or to skip; without pagemap, read everything. */
@@ -429,6 +497,141 @@ static int copy_mapping(struct copier *c, const struct dump_map *m, unsigned lon
         if (c->o->progress) c->o->progress(c->o->progress_arg, c->done, c->total);
     }
     return 0;
+}
+
+/* ---- what a fork does not copy faithfully ---- */
+
+#define HOLD_MAX (4ULL << 20) /* bytes of such regions copied from the process during the pause, at most */
+
+/* A dumped mapping a snapshot's copy does not hold as it was at the pause: absent (MADV_DONTFORK), zeros
+ * (MADV_WIPEONFORK), or shared with the process, which keeps writing it (MAP_SHARED). */
+struct unfaithful {
+    int map;
+    enum dump_region_kind kind;
+    unsigned char *held; /* copied during the pause; NULL: read from the process after it */
+    size_t len;
+};
+
+struct unfaithful_set {
+    struct unfaithful *u;
+    int n;
+    int *of_map; /* per mapping: its index in u, or -1 */
+};
+
+static void unfaithful_free(struct unfaithful_set *set)
+{
+    for (int i = 0; i < set->n; i++) free(set->u[i].held);
+    free(set->u);
+    free(set->of_map);
+    memset(set, 0, sizeof *set);
+}
+
+/* Finds them and, the smallest first within HOLD_MAX, allocates their buffers before the stop. */
+static int unfaithful_find(const struct dump_maps *dm, const unsigned char *ff, struct unfaithful_set *set)
+{
+    memset(set, 0, sizeof *set);
+    set->of_map = malloc((size_t)(dm->n + 1) * sizeof *set->of_map);
+    set->u = malloc((size_t)(dm->n + 1) * sizeof *set->u);
+    if (!set->of_map || !set->u) return -ENOMEM;
+    for (int i = 0; i < dm->n; i++) {
+        const struct dump_map *m = &dm->maps[i];
+        unsigned long long len = elfcore_filesz(m);
+        set->of_map[i] = -1;
+        if (len == 0 || !(m->shared || (ff && ff[i]))) continue;
+        enum dump_region_kind k = ff && (ff[i] & FORK_DONTFORK) ? DUMP_REGION_DONTFORK
+                                  : ff && (ff[i] & FORK_WIPE) ? DUMP_REGION_WIPEONFORK
+                                                              : DUMP_REGION_SHARED;
+        set->of_map[i] = set->n;
+        set->u[set->n++] = (struct unfaithful){i, k, NULL, (size_t)len};
+    }
+    unsigned long long budget = HOLD_MAX;
+    for (;;) { /* smallest first */
+        struct unfaithful *best = NULL;
+        for (int i = 0; i < set->n; i++)
+            if (!set->u[i].held && set->u[i].len <= budget && (!best || set->u[i].len < best->len)) best = &set->u[i];
+        if (!best) break;
+        if (!(best->held = aligned_alloc(PAGE, best->len))) return -ENOMEM;
+        budget -= best->len;
+    }
+    return 0;
+}
+
+/* During the pause: the held ones from the stopped process. */
+static void unfaithful_hold(int pid, int mem_fd, struct unfaithful_set *set, const struct dump_maps *dm)
+{
+    for (int i = 0; i < set->n; i++) {
+        struct unfaithful *u = &set->u[i];
+        if (!u->held) continue;
+        struct iovec local = {u->held, u->len}, remote = {(void *)dm->maps[u->map].start, u->len};
+        ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        for (size_t off = got > 0 ? (size_t)got & ~(PAGE - 1) : 0; off < u->len; off += PAGE)
+            if (pread(mem_fd, u->held + off, PAGE, (off_t)(dm->maps[u->map].start + off)) != (ssize_t)PAGE)
+                memset(u->held + off, 0, PAGE);
+    }
+}
+
+/* After the writer is done: the held bytes at their offsets, zero pages left out. */
+static int unfaithful_write(struct copier *c, const struct unfaithful_set *set, const unsigned long long *offs)
+{
+    for (int i = 0; i < set->n; i++) {
+        const struct unfaithful *u = &set->u[i];
+        for (size_t a = 0; u->held && a < u->len;) {
+            if (page_is_zero(u->held + a)) {
+                a += PAGE;
+                continue;
+            }
+            size_t b = a + PAGE;
+            while (b < u->len && !page_is_zero(u->held + b)) b += PAGE;
+            int rc = write_run(c, u->held + a, b - a, offs[u->map] + a);
+            if (rc < 0) return rc;
+            c->read += b - a;
+            a = b;
+        }
+    }
+    return 0;
+}
+
+static void unfaithful_report(const struct unfaithful_set *set, const struct dump_maps *dm, struct dump_result *r)
+{
+    r->regions_total = set->n;
+    for (int i = 0; i < set->n && r->nregions < DUMP_REGIONS_MAX; i++) {
+        const struct dump_map *m = &dm->maps[set->u[i].map];
+        struct dump_region *g = &r->regions[r->nregions++];
+        g->start = m->start;
+        g->end = m->end;
+        snprintf(g->path, sizeof g->path, "%s", m->path ? m->path : "");
+        g->kind = set->u[i].kind;
+        g->consistent = set->u[i].held != NULL;
+    }
+}
+
+/* ---- the mode ---- */
+
+const char *dump_mode_name(enum dump_mode m)
+{
+    return m == DUMP_MODE_SNAPSHOT ? "snapshot" : m == DUMP_MODE_STOP ? "stop" : "auto";
+}
+
+const char *dump_region_kind_name(enum dump_region_kind k)
+{
+    return k == DUMP_REGION_DONTFORK ? "dontfork" : k == DUMP_REGION_WIPEONFORK ? "wipeonfork" : "shared";
+}
+
+enum dump_mode dump_mode_predict(int pid, const struct dump_options *o, char *why, size_t whylen)
+{
+    struct snapshot_plan plan;
+    if (o->mode == DUMP_MODE_STOP) {
+        snprintf(why, whylen, "asked for");
+        return DUMP_MODE_STOP;
+    }
+    return snapshot_prepare(pid, &plan, why, whylen) == 0 ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP;
+}
+
+static void add_pause(struct dump_result *r, double ms)
+{
+    if (r->npauses < 2) r->pauses_ms[r->npauses++] = ms;
+    r->stopped_ms += ms;
+    if (ms > r->pause_longest_ms) r->pause_longest_ms = ms;
 }
 
 /* ---- the file ---- */
@@ -478,6 +681,16 @@ static int write_all(int fd, const void *data, size_t n, off_t at)
     return 0;
 }
 
+/* The copy's memory and page map, once it exists. */
+static int open_copy(int copy, int *mem_fd, int *pagemap_fd, char *err, size_t errlen)
+{
+    *mem_fd = open_proc(copy, "mem");
+    *pagemap_fd = open_proc(copy, "pagemap");
+    if (*mem_fd >= 0) return 0;
+    snprintf(err, errlen, "cannot open /proc/%d/mem of the copy: %s", copy, strerror(errno));
+    return -errno;
+}
+
 int dump_write(int pid, const struct dump_options *o, struct dump_result *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -488,14 +701,36 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     struct dump_maps dm = {0};
     struct core_thread *threads = NULL;
     struct bytes notes = {0}, head = {0}, tail = {0};
-    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .falloc = 1, .o = o};
+    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .vm_readv = 1, .falloc = 1, .o = o};
     struct ptrace_session s = {0};
-    int nthreads = 0, stopped = 0;
-    char tmp[4200] = "";
+    struct snapshot_plan plan;
+    struct snapshot sn = {0};
+    struct snapshot_guard guard;
+    struct unfaithful_set uf = {0};
+    unsigned char *ff = NULL;
+    unsigned long long *offs = NULL;
+    int nthreads = 0, stopped = 0, guarded = 0, snap = 0;
+    int orig_mem = -1, orig_pagemap = -1, copy_mem = -1, copy_pagemap = -1; /* the copier reads through one pair */
+    char tmp[4200] = "", why[512] = "";
     if ((rc = load_process(pid, &proc, err, errlen)) < 0) goto out;
-    if ((rc = load_maps(pid, o, &dm, &r->filter, err, errlen)) < 0) goto out;
+    if ((rc = load_maps(pid, o, &dm, &ff, &r->filter, err, errlen)) < 0) goto out;
     c.total = dump_maps_bytes(&dm);
     r->estimated_bytes = c.total;
+
+    /* The mode: a snapshot where it is safe. */
+    if (o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
+    else if (snapshot_prepare(pid, &plan, why, sizeof why) == 0) snap = 1;
+    else if (o->mode == DUMP_MODE_SNAPSHOT) {
+        snprintf(err, errlen, "no snapshot: %s", why);
+        rc = -EINVAL;
+        goto out;
+    } else snprintf(r->mode_reason, sizeof r->mode_reason, "%s", why);
+    if (snap && unfaithful_find(&dm, ff, &uf) < 0) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+
     int slots_ok = 1;
     /* Page-aligned: copies into a buffer 16 bytes off a page boundary (malloc's) run at a third of the speed. */
     for (int i = 0; i < SLOTS; i++) {
@@ -504,12 +739,13 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     }
     c.pm = malloc(PM_PAGES * 8);
     c.iov = malloc(CHUNK_PAGES * sizeof *c.iov);
-    c.pagemap_fd = open_proc(pid, "pagemap");
+    offs = malloc((size_t)(dm.n + 1) * sizeof *offs);
+    c.pagemap_fd = orig_pagemap = open_proc(pid, "pagemap");
     c.zero_pfn = zero_pfn();
-    c.mem_fd = open_proc(pid, "mem");
+    c.mem_fd = orig_mem = open_proc(pid, "mem");
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.changed, NULL);
-    if (!slots_ok || !c.pm || !c.iov) {
+    if (!slots_ok || !c.pm || !c.iov || !offs) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         goto out;
@@ -520,60 +756,111 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
         goto out;
     }
 
-    /* Stopped: registers, then memory. */
+    /* Stopped: registers; then the copy is made, or the memory copied. */
+    if (snap) {
+        snapshot_guard_begin(&guard);
+        guarded = 1;
+    }
     if ((rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen)) < 0) goto out;
     stopped = 1;
-    if (c.mem_fd < 0) c.mem_fd = open_proc(pid, "mem"); /* may need the attachment */
+    if (c.mem_fd < 0) c.mem_fd = orig_mem = open_proc(pid, "mem"); /* may need the attachment */
     threads = calloc((size_t)s.n, sizeof *threads);
     if (!threads) {
         rc = -ENOMEM;
         snprintf(err, errlen, "out of memory");
+        goto out;
     }
-    int first = o->first_tid ? o->first_tid : pid;
-    for (int pass = 0; threads && pass < 2; pass++) /* the first thread first, then the others */
+    int first = o->first_tid ? o->first_tid : pid, main_at = -1;
+    for (int pass = 0; pass < 2; pass++) /* the first thread first, then the others */
         for (int i = 0; i < s.n; i++) {
             struct ptrace_thread *pt = &s.threads[i];
             if (pt->gone || !pt->stopped || (pass == 0) != (pt->tid == first)) continue;
             struct core_thread *t = &threads[nthreads];
             t->tid = pt->tid;
             t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
-            if (arch_core_regs_read(pt->tid, &t->regs) == 0) nthreads++;
+            if (arch_core_regs_read(pt->tid, &t->regs) == 0) {
+                if (pt->tid == pid) main_at = nthreads;
+                nthreads++;
+            }
         }
-    if (rc == 0 && elfcore_notes(&notes, &proc, threads, nthreads, &dm) < 0) {
+    if (snap && main_at < 0) {
+        snap = 0;
+        snprintf(why, sizeof why, "the main thread is gone");
+    } else if (snap) {
+        unfaithful_hold(pid, orig_mem, &uf, &dm);
+        if (snapshot_take(&sn, &plan, &s, &threads[main_at].regs, why, sizeof why) < 0) snap = 0;
+    }
+    if (!snap && o->mode == DUMP_MODE_SNAPSHOT) {
+        snprintf(err, errlen, "no snapshot: %s", why);
+        rc = -EAGAIN;
+        goto out;
+    }
+    if (snap) { /* the copy exists: the process runs again */
+        ptrace_session_detach(&s, 0.5);
+        add_pause(r, ptrace_session_stopped_ms(&s));
+        snapshot_guard_end(&guard);
+        guarded = 0;
+        if ((rc = snapshot_hold(&sn, 2.0, err, errlen)) < 0 ||
+            (rc = open_copy(sn.copy, &copy_mem, &copy_pagemap, err, errlen)) < 0)
+            goto out;
+        copier_source(&c, sn.copy, copy_mem, copy_pagemap, 0);
+        r->mode = DUMP_MODE_SNAPSHOT;
+    } else {
+        r->mode = DUMP_MODE_STOP;
+        if (!r->mode_reason[0]) snprintf(r->mode_reason, sizeof r->mode_reason, "%s", why);
+        unfaithful_free(&uf); /* stopped throughout: everything is as it was */
+    }
+    if (elfcore_notes(&notes, &proc, threads, nthreads, &dm) < 0) {
         rc = -ENOMEM;
         snprintf(err, errlen, "out of memory");
+        goto out;
     }
-    unsigned long long off = elfcore_data_offset(&dm, notes.n);
-    if (rc == 0) {
-        sigset_t all, old; /* the writer takes no signals: they are the capture's to see */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        c.writer_running = pthread_create(&c.writer, NULL, writer_main, &c) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (!c.writer_running) {
-            rc = -EAGAIN;
-            snprintf(err, errlen, "cannot start a writer thread");
-        }
+    offs[0] = elfcore_data_offset(&dm, notes.n);
+    for (int i = 1; i <= dm.n; i++) offs[i] = offs[i - 1] + elfcore_filesz(&dm.maps[i - 1]);
+    sigset_t all, old; /* the writer takes no signals: they are the capture's to see */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    c.writer_running = pthread_create(&c.writer, NULL, writer_main, &c) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!c.writer_running) {
+        rc = -EAGAIN;
+        snprintf(err, errlen, "cannot start a writer thread");
     }
+    /* The copy's memory (or the stopped process's); then, for a snapshot, what the copy does not hold as it was,
+     * from the process. */
     for (int i = 0; rc == 0 && i < dm.n; i++) {
         const struct dump_map *m = &dm.maps[i];
-        unsigned long long len = elfcore_filesz(m);
-        if (len == 0) {
+        if (elfcore_filesz(m) == 0) {
             r->mappings_skipped++;
             continue;
         }
-        rc = copy_mapping(&c, m, off);
-        off += len;
         r->mappings_written++;
+        if (uf.n && uf.of_map[i] >= 0) c.done += elfcore_filesz(m); /* below */
+        else rc = copy_mapping(&c, m, offs[i]);
     }
+    if (rc == 0 && uf.n) copier_source(&c, pid, orig_mem, orig_pagemap, 1);
+    for (int k = 0; rc == 0 && k < uf.n; k++)
+        if (!uf.u[k].held) rc = copy_mapping(&c, &dm.maps[uf.u[k].map], offs[uf.u[k].map]);
     /* Everything read is in the queue; the last writes finish before the process goes (the buffers are few). */
     int wrc = finish_writes(&c, rc == 0);
     if (rc == 0) rc = wrc;
-    ptrace_session_detach(&s, 0.5);
-    r->stopped_ms = ptrace_session_stopped_ms(&s);
+    if (rc == 0 && uf.n) rc = unfaithful_write(&c, &uf, offs);
+    if (!snap) {
+        ptrace_session_detach(&s, 0.5);
+        add_pause(r, ptrace_session_stopped_ms(&s));
+    } else if (rc == 0 && !snapshot_alive(&sn)) {
+        rc = -ESRCH;
+        snprintf(err, errlen, "the copy %d was killed while it was read (by the OOM killer?)", sn.copy);
+    }
     if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
     else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));
     if (rc < 0) goto out;
+    if (snap) {
+        snapshot_release(&sn, &plan, 2.0, o->cancel);
+        if (sn.reap_ms > 0) add_pause(r, sn.reap_ms);
+        snprintf(r->zombie, sizeof r->zombie, "%s", sn.reap_err);
+        unfaithful_report(&uf, &dm, r);
+    }
 
     /* Running again: headers and notes, the section header of a huge count, the final size, the name. */
     unsigned long long end = 0;
@@ -609,17 +896,23 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
 out:
     finish_writes(&c, 0);
     if (stopped && !s.detached) ptrace_session_detach(&s, 0.5);
+    if (guarded) snapshot_guard_end(&guard);
+    if (sn.copy) snapshot_release(&sn, &plan, 2.0, NULL); /* every path: the copy dies and is reaped */
     ptrace_session_free(&s);
     if (c.out_fd >= 0) close(c.out_fd);
     if (tmp[0]) unlink(tmp); /* no partial file is ever left */
-    if (c.pagemap_fd >= 0) close(c.pagemap_fd);
-    if (c.mem_fd >= 0) close(c.mem_fd);
+    int fds[] = {orig_mem, orig_pagemap, copy_mem, copy_pagemap};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (fds[i] >= 0) close(fds[i]);
     for (int i = 0; i < SLOTS; i++) {
         free(c.slots[i].buf);
         free(c.slots[i].segs);
     }
     free(c.pm);
     free(c.iov);
+    free(offs);
+    free(ff);
+    unfaithful_free(&uf);
     pthread_mutex_destroy(&c.lock);
     pthread_cond_destroy(&c.changed);
     for (int i = 0; i < nthreads; i++) arch_core_regs_free(&threads[i].regs);

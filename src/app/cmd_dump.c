@@ -20,9 +20,13 @@
 #include "config_file.h"
 
 static const char dump_usage[] =
-    "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [-t TID] [--filter MASK] [--full] [--json]\n"
+    "usage: diagtop dump PID [-o PATH] [--dump-dir DIR] [-t TID] [--filter MASK] [--full] [--snapshot | --stop]\n"
+    "                    [--json]\n"
     "       diagtop dump PID --heap [-o PATH] [--dump-dir DIR] [--json] [--timeout SECONDS]\n"
-    "  writes a core file of PID that gdb and eu-stack load; the process is stopped only while memory is copied.\n"
+    "  writes a core file of PID that gdb and eu-stack load. By default from a snapshot: the process clones a\n"
+    "  frozen copy of itself, paused only while the kernel copies its page tables (about 12 ms a GiB), and the copy\n"
+    "  is read while the process runs on; where that is not safe, stop-and-copy (the process is stopped until its\n"
+    "  memory is copied), and the summary says why.\n"
     "  --heap: a JVM's heap dump instead (.hprof.gz, written by the JVM and copied back 0600; jcmd GC.heap_dump)\n"
     "  -o, --output PATH  the file (never overwritten); default core.<comm>.<pid>.<YYYYmmdd-HHMMSS> in the dump\n"
     "                     directory: --dump-dir, $DIAGTOP_DUMP_DIR, dump_dir= in the config file, the current\n"
@@ -30,6 +34,8 @@ static const char dump_usage[] =
     "  -t, --tid TID      the thread written first (gdb's current thread); default the main thread\n"
     "      --filter MASK  coredump_filter bits (hex, as /proc/PID/coredump_filter; default: the process's own)\n"
     "      --full         every readable mapping, whole\n"
+    "      --snapshot     a snapshot or nothing: fails with the reason instead of falling back\n"
+    "      --stop         stop-and-copy\n"
     "      --json         a JSON summary instead of text\n";
 
 static volatile sig_atomic_t dump_cancel;
@@ -106,6 +112,39 @@ static int heap_dump(int pid, const char *output, const char *dir_opt, int json,
     return status;
 }
 
+/* The text summary: the file, the mode and the pauses the process saw, what a snapshot did not hold as it was. */
+static void print_summary(const struct dump_result *r)
+{
+    char safe[1024];
+    printf("%s\n  %.1f MiB on disk (%.1f MiB apparent), %d threads, %d mappings written, %d skipped\n", r->path,
+           r->allocated_bytes / 1048576.0, r->apparent_bytes / 1048576.0, r->threads, r->mappings_written,
+           r->mappings_skipped);
+    if (r->mode == DUMP_MODE_SNAPSHOT) {
+        printf("  snapshot: the process paused %.1f ms to clone its copy", r->pauses_ms[0]);
+        if (r->npauses > 1)
+            printf(", its main thread %.1f ms to reap it (%.1f ms in all, longest %.1f ms)", r->pauses_ms[1],
+                   r->stopped_ms, r->pause_longest_ms);
+        printf("; %.0f ms in all\n", r->total_ms);
+    } else {
+        text_sanitize_display(safe, sizeof safe, r->mode_reason, strlen(r->mode_reason));
+        printf("  stop-and-copy (%s): the process was stopped for %.1f ms; %.0f ms in all\n", safe, r->stopped_ms,
+               r->total_ms);
+    }
+    for (int i = 0; i < r->nregions; i++) {
+        const struct dump_region *g = &r->regions[i];
+        text_sanitize_display(safe, sizeof safe, g->path, strlen(g->path));
+        printf("  %s 0x%llx-0x%llx %s (%s, %.1f MiB)\n",
+               g->consistent ? "copied during the pause:" : "not snapshot-consistent, read while the process ran:",
+               g->start, g->end, safe[0] ? safe : "[anon]", dump_region_kind_name(g->kind),
+               (g->end - g->start) / 1048576.0);
+    }
+    if (r->regions_total > r->nregions) printf("  and %d more such regions\n", r->regions_total - r->nregions);
+    if (r->zombie[0]) {
+        text_sanitize_display(safe, sizeof safe, r->zombie, strlen(r->zombie));
+        printf("  warning: %s\n", safe);
+    }
+}
+
 int cmd_dump(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
@@ -116,6 +155,8 @@ int cmd_dump(int argc, char **argv)
                                              {"json", no_argument, 0, 'j'},
                                              {"heap", no_argument, 0, 'H'},
                                              {"timeout", required_argument, 0, 'T'},
+                                             {"snapshot", no_argument, 0, 'S'},
+                                             {"stop", no_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     struct dump_options o;
@@ -139,6 +180,14 @@ int cmd_dump(int argc, char **argv)
         case 'D': dir_opt = optarg; break;
         case 'F': o.full = 1; break;
         case 'H': heap = 1; break;
+        case 'S':
+        case 'P':
+            if (o.mode != DUMP_MODE_AUTO && o.mode != (c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP)) {
+                fprintf(stderr, "diagtop dump: --snapshot and --stop exclude each other\n");
+                return 2;
+            }
+            o.mode = c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP;
+            break;
         case 'T':
             if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
                 fprintf(stderr, "diagtop dump: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
@@ -223,15 +272,37 @@ int cmd_dump(int argc, char **argv)
         cJSON_AddStringToObject(d, "coredump_filter", f);
         json_add_fixed(d, "duration_ms", r.total_ms, 1);
         json_add_fixed(d, "stopped_ms", r.stopped_ms, 1);
+        cJSON_AddStringToObject(d, "mode", dump_mode_name(r.mode));
+        json_add_string_or_null(d, "mode_reason", r.mode_reason[0] ? r.mode_reason : NULL);
+        cJSON *pauses = cJSON_AddArrayToObject(d, "pauses_ms");
+        for (int i = 0; i < r.npauses; i++) {
+            char ms[32];
+            snprintf(ms, sizeof ms, "%.2f", r.pauses_ms[i]);
+            cJSON_AddItemToArray(pauses, cJSON_CreateRaw(ms));
+        }
+        json_add_fixed(d, "pause_longest_ms", r.pause_longest_ms, 2);
+        cJSON *regions = cJSON_AddArrayToObject(d, "unfaithful_regions");
+        for (int i = 0; i < r.nregions; i++) {
+            const struct dump_region *g = &r.regions[i];
+            cJSON *e = cJSON_CreateObject();
+            char a[24];
+            snprintf(a, sizeof a, "0x%llx", g->start);
+            cJSON_AddStringToObject(e, "start", a);
+            snprintf(a, sizeof a, "0x%llx", g->end);
+            cJSON_AddStringToObject(e, "end", a);
+            json_add_bytes(e, "path", g->path, strlen(g->path));
+            cJSON_AddStringToObject(e, "kind", dump_region_kind_name(g->kind));
+            cJSON_AddBoolToObject(e, "consistent", g->consistent);
+            cJSON_AddItemToArray(regions, e);
+        }
+        json_add_i64(d, "unfaithful_regions_total", r.regions_total);
+        json_add_string_or_null(d, "zombie", r.zombie[0] ? r.zombie : NULL);
         char *t = cJSON_PrintUnformatted(d);
         if (t) puts(t);
         free(t);
         cJSON_Delete(d);
     } else {
-        printf("%s\n  %.1f MiB on disk (%.1f MiB apparent), %d threads, %d mappings written, %d skipped\n"
-               "  %.0f ms in all, the process was stopped for %.1f ms\n",
-               r.path, r.allocated_bytes / 1048576.0, r.apparent_bytes / 1048576.0, r.threads, r.mappings_written,
-               r.mappings_skipped, r.total_ms, r.stopped_ms);
+        print_summary(&r);
     }
     return 0;
 }
