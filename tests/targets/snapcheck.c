@@ -3,8 +3,9 @@
  * - The main thread and three others each count in a loop (assembly, so that the registers say exactly what
  *   memory holds): slot = r12; r12++ (r13 follows r12), 20,000 times, then nanosleep 1 ms through a raw syscall.
  *   At any instant the slot holds r12 - 1, or r12 when the thread stands at snap_count_inc (just stored).
- *   Each thread checks itself at the top of the loop (r12 == r13, slot == r12 - 1): a thread whose registers
- *   were not restored exactly after an injection prints "BAD" and the process exits with status 3.
+ *   Each thread checks itself at the top of the loop (r12 == r13 == xmm8, slot == r12 - 1): a thread whose
+ *   registers (general or SSE) were not restored exactly after an injection prints "BAD" and the process exits
+ *   with status 3.
  * - A sweeper writes a generation number into the first 8 bytes of every page of SWEEP_MIB, in order, pausing
  *   50 us every 256 pages, then sleeps 3 ms (r12 the generation, r13 the page, rbx the base): at one instant the
  *   pages read G..G then G-1..G-1, the boundary where r13 says.
@@ -30,9 +31,13 @@ __asm__(".text\n"
         "  mov %rsi, %r14\n"
         "  mov $1, %r12\n"
         "  mov $1, %r13\n"
+        "  movq %r12, %xmm8\n"
         "  mov $20000, %r15\n"
         "1:\n"
         "  cmp %r12, %r13\n"
+        "  jne 9f\n"
+        "  movq %xmm8, %rax\n"
+        "  cmp %rax, %r12\n"
         "  jne 9f\n"
         "  lea -1(%r12), %rax\n"
         "  cmp (%rbx), %rax\n"
@@ -44,6 +49,7 @@ __asm__(".text\n"
         "snap_count_inc:\n"
         "  inc %r12\n"
         "  inc %r13\n"
+        "  movq %r12, %xmm8\n"
         "  dec %r15\n"
         "  jnz 1b\n"
         "  mov $20000, %r15\n"
