@@ -11,6 +11,7 @@
 #include "cmd_dump.h"
 #include "cmd_info.h"
 #include "cmd_runtime.h"
+#include "cmd_serve.h"
 #include "cmd_stack.h"
 #include "config_file.h"
 #include "options.h"
@@ -59,6 +60,7 @@ static const struct {
     {"gc", cmd_gc},
     {"heap", cmd_heap},
     {"profile", cmd_profile},
+    {"serve", cmd_serve},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,72 @@
+#include "api_downloads.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_range.h"
+
+/* GET /api/dumps/{id}: while the dump is written, 202 with its progress (and Retry-After); once done the core,
+ * whole or the one range asked for (206; 416 beyond its end), sent from the descriptor; failed or cancelled: 410
+ * with the reason. */
+static void download(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    int fd = -1;
+    unsigned long long size = 0;
+    char name[256];
+    enum api_dump_state state = API_DUMP_FAILED;
+    int st = api_dumps_open(&s->dumps, rq->route->rid, &fd, &size, name, sizeof name, &state);
+    if (st == 404) {
+        api_reply_error(out, 404, "no such dump");
+        return;
+    }
+    if (st) {
+        api_reply_json(out, state == API_DUMP_RUNNING ? 202 : 410, api_dumps_status(&s->dumps, rq->route->rid, &state));
+        if (state == API_DUMP_RUNNING) out->retry_after = 1;
+        return;
+    }
+    out->content_type = "application/octet-stream";
+    out->accept_ranges = 1;
+    snprintf(out->disposition, sizeof out->disposition, "attachment; filename=\"%s\"", name);
+    snprintf(out->etag, sizeof out->etag, "\"%.32s\"", rq->route->rid);
+    const char *range = rq->header(rq->cookie, "Range");
+    const char *if_range = rq->header(rq->cookie, "If-Range");
+    if (range && if_range && strcmp(if_range, out->etag)) range = NULL; /* another version: the whole file */
+    uint64_t start, len;
+    switch (api_range_parse(range, size, &start, &len)) {
+    case API_RANGE_UNSATISFIABLE:
+        close(fd);
+        api_reply_error(out, 416, "the range is beyond the end of the %llu-byte file", size);
+        snprintf(out->content_range, sizeof out->content_range, "bytes */%llu", size);
+        return;
+    case API_RANGE_PART:
+        out->status = 206;
+        snprintf(out->content_range, sizeof out->content_range, "bytes %" PRIu64 "-%" PRIu64 "/%llu", start,
+                 start + len - 1, size);
+        break;
+    default: out->status = 200;
+    }
+    out->fd = fd;
+    out->offset = start;
+    out->length = len;
+}
+
+void api_downloads_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    enum api_dump_state state;
+    switch (rq->route->id) {
+    case API_ROUTE_DUMPS: api_reply_json(out, 200, api_dumps_list(&s->dumps)); break;
+    case API_ROUTE_DUMP_STATUS: {
+        char *doc = api_dumps_status(&s->dumps, rq->route->rid, &state);
+        if (doc) api_reply_json(out, 200, doc);
+        else api_reply_error(out, 404, "no such dump");
+        break;
+    }
+    case API_ROUTE_DUMP_DELETE:
+        if (api_dumps_delete(&s->dumps, rq->route->rid)) api_reply_error(out, 404, "no such dump");
+        else out->status = 204;
+        break;
+    default: download(s, rq, out);
+    }
+}

@@ -1,0 +1,176 @@
+#include "api_metrics.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/text.h"
+
+void api_metrics_label(char *buf, size_t bufsz, const char *s, size_t n)
+{
+    char clean[256];
+    text_sanitize_display(clean, sizeof clean, s, n);
+    size_t o = 0;
+    for (const char *p = clean; *p && o + 3 < bufsz; p++) {
+        if (*p == '\\' || *p == '"') buf[o++] = '\\';
+        buf[o++] = *p;
+    }
+    buf[o] = '\0';
+}
+
+/* Open descriptors of pid (entries of /proc/PID/fd), or -1 when they cannot be listed. */
+static long count_fds(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void cpu_modes(FILE *f, const char *name, const struct cpu_usage *u)
+{
+    fprintf(f, "%s{mode=\"user\"} %.1f\n%s{mode=\"system\"} %.1f\n%s{mode=\"iowait\"} %.1f\n"
+            "%s{mode=\"steal\"} %.1f\n%s{mode=\"idle\"} %.1f\n",
+            name, u->user, name, u->system, name, u->iowait, name, u->steal, name, u->idle);
+}
+
+static void system_metrics(FILE *f, const struct monitor *m)
+{
+    const struct systotals *st = m->sys;
+    double hz = (double)(st->hertz > 0 ? st->hertz : 100);
+    family(f, "diagtop_system_cpu_percent", "gauge",
+           "CPU use of the whole machine over the last interval, percent (system includes irq and softirq).");
+    cpu_modes(f, "diagtop_system_cpu_percent", &st->total);
+    family(f, "diagtop_system_cpu_seconds_total", "counter", "CPU time of all cores since boot, by mode.");
+    const struct cpu_ticks *t = &st->cur.total;
+    fprintf(f, "diagtop_system_cpu_seconds_total{mode=\"user\"} %.2f\n", (double)(t->user + t->nice) / hz);
+    fprintf(f, "diagtop_system_cpu_seconds_total{mode=\"system\"} %.2f\n",
+            (double)(t->system + t->irq + t->softirq) / hz);
+    fprintf(f, "diagtop_system_cpu_seconds_total{mode=\"iowait\"} %.2f\n", (double)t->iowait / hz);
+    fprintf(f, "diagtop_system_cpu_seconds_total{mode=\"steal\"} %.2f\n", (double)t->steal / hz);
+    fprintf(f, "diagtop_system_cpu_seconds_total{mode=\"idle\"} %.2f\n", (double)t->idle / hz);
+    family(f, "diagtop_system_cpus", "gauge", "Online CPUs counted in /proc/stat.");
+    fprintf(f, "diagtop_system_cpus %d\n", st->cur.ncpu);
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } mem[] = {
+        {"total", "Physical memory.", offsetof(struct mem_totals, total)},
+        {"free", "Unused memory.", offsetof(struct mem_totals, free)},
+        {"available", "Memory available for new work without swapping (MemAvailable).",
+         offsetof(struct mem_totals, available)},
+        {"used", "total - available.", offsetof(struct mem_totals, used)},
+        {"buffers", "Block device buffers.", offsetof(struct mem_totals, buffers)},
+        {"cached", "Page cache and reclaimable slab.", offsetof(struct mem_totals, cached)},
+        {"swap_total", "Swap space.", offsetof(struct mem_totals, swap_total)},
+        {"swap_free", "Unused swap.", offsetof(struct mem_totals, swap_free)},
+        {"swap_used", "Used swap.", offsetof(struct mem_totals, swap_used)},
+    };
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "diagtop_system_memory_%s_bytes", mem[i].name);
+        family(f, name, "gauge", mem[i].help);
+        fprintf(f, "%s %llu\n", name, *(const unsigned long long *)((const char *)&st->mem + mem[i].off));
+    }
+    family(f, "diagtop_system_load_average", "gauge", "Load average over 1, 5 and 15 minutes.");
+    static const char *const periods[] = {"1m", "5m", "15m"};
+    for (int i = 0; i < 3; i++) fprintf(f, "diagtop_system_load_average{period=\"%s\"} %g\n", periods[i], st->load[i]);
+    family(f, "diagtop_system_uptime_seconds", "gauge", "Seconds since boot.");
+    fprintf(f, "diagtop_system_uptime_seconds %.2f\n", st->uptime_seconds);
+    family(f, "diagtop_system_boot_time_seconds", "gauge", "Boot time, seconds since the epoch.");
+    fprintf(f, "diagtop_system_boot_time_seconds %llu\n", st->cur.btime);
+    family(f, "diagtop_system_tasks", "gauge", "Processes by state (threads not counted).");
+    const struct task_counts *c = &m->counts;
+    fprintf(f, "diagtop_system_tasks{state=\"total\"} %d\ndiagtop_system_tasks{state=\"running\"} %d\n"
+            "diagtop_system_tasks{state=\"sleeping\"} %d\ndiagtop_system_tasks{state=\"stopped\"} %d\n"
+            "diagtop_system_tasks{state=\"zombie\"} %d\n",
+            c->total, c->running, c->sleeping, c->stopped, c->zombie);
+}
+
+int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t *len)
+{
+    if (nrows > m->view.n) nrows = m->view.n;
+    char *labels = NULL;
+    long *fds = NULL;
+    if (nrows) {
+        labels = malloc(nrows * 320);
+        fds = malloc(nrows * sizeof *fds);
+        if (!labels || !fds) {
+            free(labels);
+            free(fds);
+            return -ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        const struct proc_row *r = m->view.rows[i].row;
+        char comm[256];
+        api_metrics_label(comm, sizeof comm, r->comm, strlen(r->comm));
+        snprintf(labels + i * 320, 320, "pid=\"%d\",comm=\"%s\"", r->pid, comm);
+        fds[i] = count_fds(r->pid);
+    }
+    FILE *f = open_memstream(out, len);
+    if (!f) {
+        free(labels);
+        free(fds);
+        return -ENOMEM;
+    }
+    system_metrics(f, m);
+    double hz = (double)(m->ctx.hertz > 0 ? m->ctx.hertz : 100);
+    family(f, "diagtop_process_cpu_seconds_total", "counter", "CPU time the process used, by mode.");
+    for (size_t i = 0; i < nrows; i++) {
+        const struct proc_row *r = m->view.rows[i].row;
+        fprintf(f, "diagtop_process_cpu_seconds_total{%s,mode=\"user\"} %.2f\n", labels + i * 320,
+                (double)r->utime / hz);
+        fprintf(f, "diagtop_process_cpu_seconds_total{%s,mode=\"system\"} %.2f\n", labels + i * 320,
+                (double)r->stime / hz);
+    }
+    family(f, "diagtop_process_cpu_percent", "gauge", "CPU over the last interval, 100 = one core.");
+    for (size_t i = 0; i < nrows; i++)
+        fprintf(f, "diagtop_process_cpu_percent{%s} %.1f\n", labels + i * 320, m->view.rows[i].row->cpu_percent);
+    family(f, "diagtop_process_resident_memory_bytes", "gauge", "Resident memory (RSS).");
+    for (size_t i = 0; i < nrows; i++)
+        fprintf(f, "diagtop_process_resident_memory_bytes{%s} %llu\n", labels + i * 320,
+                m->view.rows[i].row->rss_bytes);
+    family(f, "diagtop_process_virtual_memory_bytes", "gauge", "Virtual memory size.");
+    for (size_t i = 0; i < nrows; i++)
+        fprintf(f, "diagtop_process_virtual_memory_bytes{%s} %llu\n", labels + i * 320,
+                m->view.rows[i].row->vsize_bytes);
+    family(f, "diagtop_process_threads", "gauge", "Threads of the process.");
+    for (size_t i = 0; i < nrows; i++)
+        fprintf(f, "diagtop_process_threads{%s} %ld\n", labels + i * 320, m->view.rows[i].row->nlwp);
+    family(f, "diagtop_process_open_fds", "gauge", "Open file descriptors (absent when they cannot be listed).");
+    for (size_t i = 0; i < nrows; i++)
+        if (fds[i] >= 0) fprintf(f, "diagtop_process_open_fds{%s} %ld\n", labels + i * 320, fds[i]);
+    family(f, "diagtop_process_start_time_seconds", "gauge", "Start time of the process, seconds since the epoch.");
+    for (size_t i = 0; i < nrows; i++)
+        fprintf(f, "diagtop_process_start_time_seconds{%s} %llu\n", labels + i * 320,
+                m->sys->cur.btime + (unsigned long long)((double)m->view.rows[i].row->start_ticks / hz));
+    family(f, "diagtop_processes_exported", "gauge", "How many processes this scrape describes.");
+    fprintf(f, "diagtop_processes_exported %zu\n", nrows);
+    free(labels);
+    free(fds);
+    if (ferror(f)) {
+        fclose(f);
+        free(*out);
+        *out = NULL;
+        return -ENOMEM;
+    }
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,228 @@
+#include "api_processes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../actions/process_control.h"
+#include "../collect/procinfo.h"
+#include "../render/json_util.h"
+#include "../render/procinfo_json.h"
+#include "../render/snapshot_json.h"
+#include "../util/clock.h"
+#include "../util/fileio.h"
+#include "api_metrics.h"
+#include "api_target.h"
+
+#define FILTER_MAX 256
+
+/* The view options of sort, order, user and filter. Returns 0 or -1 with a 400 in out. */
+static int view_options(const struct api_request *rq, struct api_reply *out, struct procview_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sort = COL_CPU;
+    const char *sort, *order, *user, *filter;
+    if (api_arg_text(rq, out, "sort", 32, &sort) < 0 || api_arg_text(rq, out, "user", 64, &user) < 0 ||
+        api_arg_text(rq, out, "filter", FILTER_MAX, &filter) < 0)
+        return -1;
+    order = api_route_takes(rq->route, "order") ? rq->arg(rq->cookie, "order") : NULL;
+    if (sort) {
+        const struct column *c = columns_find(sort);
+        if (!c) return api_reply_error(out, 400, "sort: not a column: pid user pri ni virt res shr s cpu mem time thr "
+                                       "growth runtime command");
+        o->sort = c->id;
+    }
+    if (order) {
+        if (strcmp(order, "asc") && strcmp(order, "desc")) return api_reply_error(out, 400, "order: asc or desc");
+        int descending = order[0] == 'd';
+        o->reverse = descending != columns_table[o->sort].sort_descending;
+    }
+    if (user) {
+        if (users_lookup(user, &o->user) < 0) return api_reply_error(out, 400, "user: no such user");
+        o->user_set = 1;
+    }
+    o->filter = filter && *filter ? filter : NULL;
+    return 0;
+}
+
+static void list(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    struct procview_opts o;
+    long limit;
+    if (view_options(rq, out, &o) < 0 || api_arg_long(rq, out, "limit", 1, 1000000, 1000000, &limit) < 0) return;
+    char err[256];
+    if (api_monitor_acquire(&s->mon, &o, err, sizeof err) < 0) {
+        api_reply_error(out, 500, "%s", err);
+        return;
+    }
+    struct monitor *m = &s->mon.m;
+    size_t n = m->view.n < (size_t)limit ? m->view.n : (size_t)limit;
+    /* JSON carries every field, as `diagtop -b --json` does: fill them for the rows sent only. */
+    monitor_fill_rows(m, 0, n, PROC_NEED_STATM | PROC_NEED_CMDLINE | PROC_NEED_EXE | PROC_NEED_RUNTIME);
+    struct procview shown = m->view;
+    shown.n = n;
+    char *doc = snapshot_json(m->sys, &m->counts, &shown, &m->ctx, proctable_interval(m->table));
+    api_monitor_release(&s->mon);
+    api_reply_json(out, 200, doc);
+}
+
+static void metrics(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    struct procview_opts o;
+    long top;
+    if (view_options(rq, out, &o) < 0 || api_arg_long(rq, out, "top", 0, 100000, 20, &top) < 0) return;
+    char err[256];
+    if (api_monitor_acquire(&s->mon, &o, err, sizeof err) < 0) {
+        api_reply_error(out, 500, "%s", err);
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = api_metrics_render(&s->mon.m, (size_t)top, &text, &len);
+    api_monitor_release(&s->mon);
+    if (rc < 0) {
+        api_reply_error(out, 500, "out of memory");
+        return;
+    }
+    out->status = 200;
+    out->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    out->body = text;
+    out->len = len;
+}
+
+static void healthz(struct api_state *s, struct api_reply *out)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "status", "ok");
+    json_add_u64(o, "samples", s->mon.samples);
+    cJSON_AddBoolToObject(o, "read_only", s->read_only);
+    char *doc = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    api_reply_json(out, 200, doc);
+}
+
+/* GET /api/processes/{pid} and its sections: procinfo_json, as `diagtop info PID --json`. */
+static void details(const struct api_request *rq, struct api_reply *out)
+{
+    int pid = rq->route->pid, secrets = 0;
+    struct procstat ps;
+    if (api_target_check(pid, 0, &ps, out) < 0) return;
+    unsigned sections;
+    double cpu_sample = 0;
+    switch (rq->route->id) {
+    case API_ROUTE_THREADS: sections = PI_THREADS; cpu_sample = 0.1; break;
+    case API_ROUTE_MODULES: sections = PI_MODULES; break;
+    case API_ROUTE_FDS: sections = PI_FDS; break;
+    case API_ROUTE_ENVIRONMENT:
+        sections = PI_ENV;
+        if (api_arg_bool(rq, out, "show_secrets", &secrets) < 0) return;
+        if (secrets && api_require_admin(rq, out, "show_secrets") < 0) return;
+        break;
+    default: {
+        const char *list;
+        if (api_arg_text(rq, out, "section", 128, &list) < 0) return;
+        int m = list ? procinfo_parse_sections(list) : (int)(PI_ALL & ~PI_ENV);
+        if (m <= 0) {
+            api_reply_error(out, 400, "section: a list of general,memory,modules,fds,threads,env,io");
+            return;
+        }
+        sections = (unsigned)m;
+        if (sections & PI_THREADS) cpu_sample = 0.1;
+    }
+    }
+    struct proc_info pi;
+    char err[256];
+    int rc = procinfo_collect(pid, sections, cpu_sample, &pi, err, sizeof err);
+    if (rc < 0) {
+        api_reply_error(out, api_status_of_errno(rc), "%s", err);
+        return;
+    }
+    api_reply_json(out, 200, procinfo_json(&pi, secrets));
+    procinfo_free(&pi);
+}
+
+/* The start time as /api/processes shows it: boot time + start ticks, ISO 8601 UTC. */
+static int start_time_iso(const struct procstat *ps, char *iso, size_t n)
+{
+    char *text = fileio_read_file(AT_FDCWD, "/proc/stat", 1 << 20, NULL);
+    char *p = text ? strstr(text, "\nbtime ") : NULL;
+    if (!p) {
+        free(text);
+        return -1;
+    }
+    unsigned long long btime = strtoull(p + 7, NULL, 10);
+    free(text);
+    long hz = sysconf(_SC_CLK_TCK);
+    clock_format_iso8601(iso, n, (time_t)(btime + (unsigned long long)((double)ps->starttime / (double)(hz > 0 ? hz : 100))));
+    return 0;
+}
+
+/* "TERM", "SIGTERM", "15" -> 15; -1 for anything else. */
+static int parse_signal(const char *s)
+{
+    long n;
+    if (api_param_long(s, 1, SIGRTMAX, &n) == 0) return (int)n;
+    if (!strncmp(s, "SIG", 3)) s += 3;
+    for (int sig = 1; sig < NSIG; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && !strcmp(abbrev, s)) return sig;
+    }
+    return -1;
+}
+
+/* DELETE /api/processes/{pid}: SIGTERM (or ?signal=) to the process, checked through a pidfd to be the one that
+ * has this start time (?start_time= as /api/processes shows it, or the one it has now). */
+static void signal_process(const struct api_request *rq, struct api_reply *out)
+{
+    int pid = rq->route->pid;
+    const char *name, *start;
+    if (api_arg_text(rq, out, "signal", 16, &name) < 0 || api_arg_text(rq, out, "start_time", 32, &start) < 0) return;
+    int sig = name ? parse_signal(name) : SIGTERM;
+    if (sig < 0) {
+        api_reply_error(out, 400, "signal: a signal name (TERM, KILL, INT, HUP, USR1, ...) or number");
+        return;
+    }
+    struct procstat ps;
+    if (api_target_check(pid, 1, &ps, out) < 0) return;
+    if (start) {
+        char iso[32];
+        if (start_time_iso(&ps, iso, sizeof iso) < 0) {
+            api_reply_error(out, 500, "cannot read the boot time from /proc/stat");
+            return;
+        }
+        if (strcmp(iso, start)) {
+            api_reply_error(out, 409, "process %d started at %s, not %s: its PID was reused", pid, iso, start);
+            return;
+        }
+    }
+    char err[256];
+    int rc = process_signal(pid, ps.starttime, sig, err, sizeof err);
+    if (rc < 0) {
+        api_reply_error(out, api_status_of_errno(rc), "%s", err);
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    json_add_i64(o, "pid", pid);
+    cJSON_AddStringToObject(o, "signal", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+    json_add_i64(o, "signal_number", sig);
+    cJSON_AddBoolToObject(o, "sent", 1);
+    char *doc = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    api_reply_json(out, 200, doc);
+}
+
+void api_processes_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    switch (rq->route->id) {
+    case API_ROUTE_PROCESSES: list(s, rq, out); break;
+    case API_ROUTE_METRICS: metrics(s, rq, out); break;
+    case API_ROUTE_HEALTHZ: healthz(s, out); break;
+    case API_ROUTE_SIGNAL: signal_process(rq, out); break;
+    default: details(rq, out); break;
+    }
+}
