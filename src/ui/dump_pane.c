@@ -11,6 +11,7 @@
 #include "../collect/proctable.h"
 #include "../util/clock.h"
 #include "../util/job.h"
+#include "../util/text.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
@@ -87,7 +88,26 @@ static void render(struct pane *p)
         text_lines_add(&tl, "Threads        %d", r->threads);
         text_lines_add(&tl, "Mappings       %d written, %d skipped (coredump_filter 0x%x)", r->mappings_written,
                        r->mappings_skipped, r->filter);
+        if (r->mode == DUMP_MODE_SNAPSHOT) {
+            text_lines_add(&tl, "Mode           snapshot: a copy was read while the process ran on");
+            if (r->npauses > 1)
+                text_lines_add(&tl, "Paused         %.1f ms to clone the copy, %.1f ms (main thread) to reap it; longest %.1f ms",
+                               r->pauses_ms[0], r->pauses_ms[1], r->pause_longest_ms);
+            else text_lines_add(&tl, "Paused         %.1f ms to clone the copy", r->pauses_ms[0]);
+        } else {
+            text_lines_add(&tl, "Mode           stop-and-copy (%s)", r->mode_reason);
+        }
         text_lines_add(&tl, "Stopped for    %.1f ms  (whole dump %.0f ms)", r->stopped_ms, r->total_ms);
+        for (int i = 0; i < r->nregions; i++) {
+            const struct dump_region *g = &r->regions[i];
+            char name[512]; /* a mapping's name is the process's to choose */
+            text_sanitize_display(name, sizeof name, g->path[0] ? g->path : "[anon]", strlen(g->path[0] ? g->path : "[anon]"));
+            text_lines_add(&tl, "Region         0x%llx-0x%llx %s (%s, %.1f MiB): %s", g->start, g->end,
+                           name, dump_region_kind_name(g->kind),
+                           (g->end - g->start) / 1048576.0,
+                           g->consistent ? "copied during the pause" : "read while the process ran, not snapshot-consistent");
+        }
+        if (r->zombie[0]) text_lines_add(&tl, "Warning        %s", r->zombie);
         text_lines_add(&tl, "%s", "");
         text_lines_add(&tl, "Open it with:  gdb /proc/%d/exe %s   (or: eu-stack --core %s)", dp->pid, r->path, r->path);
     }
@@ -155,14 +175,19 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         tui_set_status(t, 1, "%s", err);
         return PANE_REFUSED;
     }
-    char question[512];
+    /* Which mode will run, and why when it is not a snapshot. */
+    char mode_why[256], mode[400];
+    if (dump_mode_predict(dp->pid, &dp->opts, mode_why, sizeof mode_why) == DUMP_MODE_SNAPSHOT)
+        snprintf(mode, sizeof mode, "a snapshot: paused only to clone a copy");
+    else snprintf(mode, sizeof mode, "stops it meanwhile: %.200s", mode_why);
+    char question[768];
     if (dp->heap)
         snprintf(question, sizeof question,
-                 "Dump %d: c core file to %.160s (up to %.0f MiB, stops it meanwhile), h heap dump (.hprof.gz by "
-                 "the JVM)? [c/h/N] ", dp->pid, dp->path, bytes / 1048576.0);
+                 "Dump %d: c core file to %.160s (up to %.0f MiB, %s), h heap dump (.hprof.gz by the JVM)? [c/h/N] ",
+                 dp->pid, dp->path, bytes / 1048576.0, mode);
     else
-        snprintf(question, sizeof question, "Dump %d to %.200s (up to %.0f MiB, stops it meanwhile)? [y/N] ",
-                 dp->pid, dp->path, bytes / 1048576.0);
+        snprintf(question, sizeof question, "Dump %d to %.200s (up to %.0f MiB, %s)? [y/N] ", dp->pid, dp->path,
+                 bytes / 1048576.0, mode);
     keymap_ask(t, question, dp->heap ? "ch" : "y", start, p, "no dump written");
     return PANE_PENDING;
 }

@@ -15,13 +15,14 @@ tui_wait "^ *$P " || fail "no row"
 tui_keys /
 tui_keys -l "$P"
 tui_keys Enter D
-check "D asks first, naming the file and the size" tui_wait "Dump $P to $TMP/dumps/core\.dumpme\.$P\.[0-9-]+ \(up to [0-9]+ MiB, stops it meanwhile\)\? \[y/N\]"
+check "D asks first, naming the file, the size and the mode" tui_wait "Dump $P to $TMP/dumps/core\.dumpme\.$P\.[0-9-]+ \(up to [0-9]+ MiB, a snapshot: paused only to clone a copy\)\? \[y/N\]"
 tui_keys n
 check "n writes nothing" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait 'no dump written' && [ -z \"\$(ls -A '$TMP/dumps')\" ]"
 tui_keys D y
 check "y writes it: the pane shows the path, size, threads and the stop" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
-    tui_wait 'Core file +$TMP/dumps/core\.dumpme\.$P\.' 20 && tui_wait 'Threads +4' && tui_wait 'Stopped for +[0-9.]+ ms'"
+    tui_wait 'Core file +$TMP/dumps/core\.dumpme\.$P\.' 20 && tui_wait 'Threads +4' && tui_wait 'Stopped for +[0-9.]+ ms' &&
+    tui_wait 'Mode +snapshot' && tui_wait 'Paused +[0-9.]+ ms to clone the copy, [0-9.]+ ms \(main thread\) to reap it'"
 CORE=$(ls "$TMP"/dumps/core.dumpme."$P".* | head -1)
 check "the core loads in gdb with 4 threads" bash -c "gdb -nx -batch '$TARGETS/dumpme' '$CORE' -ex 'info threads' 2>&1 |
     grep -cE '^[* ] +[0-9]+ +Thread ' | grep -qx 4"
@@ -36,8 +37,9 @@ check "progress is shown while dumping" tui_wait 'Dumping [0-9]+ to .*MiB .*MB/s
 tui_keys Escape
 sleep 1
 check "Esc cancels: no core and no partial file of the big target" bash -c "! ls -a '$TMP/dumps' | grep -q '\.$B\.'"
-check "Esc cancels: the target runs, untraced" bash -c \
-    "[ \$(awk '{print \$3}' /proc/$B/stat) = S ] && [ \$(awk '/^TracerPid:/ {print \$2}' /proc/$B/status) = 0 ]"
+check "Esc cancels: the target runs, untraced, its copy gone" bash -c \
+    "[ \$(awk '{print \$3}' /proc/$B/stat) = S ] && [ \$(awk '/^TracerPid:/ {print \$2}' /proc/$B/status) = 0 ] &&
+     [ -z \"\$(cat /proc/$B/task/*/children)\" ]"
 tui_keys q
 check "quits cleanly" tui_wait_exit
 check "exit status 0" test "$TUI_EXIT" = 0
