@@ -307,8 +307,17 @@ static void profile(struct api_state *s, const struct api_request *rq, struct ap
 static void dump(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
     int pid = rq->route->pid, full;
-    const char *filter;
-    if (api_arg_bool(rq, out, "full", &full) < 0 || api_arg_text(rq, out, "filter", 8, &filter) < 0) return;
+    const char *filter, *mode_text;
+    if (api_arg_bool(rq, out, "full", &full) < 0 || api_arg_text(rq, out, "filter", 8, &filter) < 0 ||
+        api_arg_text(rq, out, "mode", 16, &mode_text) < 0)
+        return;
+    enum dump_mode mode = DUMP_MODE_AUTO;
+    if (mode_text && !strcmp(mode_text, "snapshot")) mode = DUMP_MODE_SNAPSHOT;
+    else if (mode_text && !strcmp(mode_text, "stop")) mode = DUMP_MODE_STOP;
+    else if (mode_text && strcmp(mode_text, "auto")) {
+        api_reply_error(out, 400, "mode: auto, snapshot or stop");
+        return;
+    }
     unsigned mask = 0;
     if (filter) {
         char *end;
@@ -320,7 +329,7 @@ static void dump(struct api_state *s, const struct api_request *rq, struct api_r
         mask = (unsigned)v;
     }
     char id[API_ID_LEN + 1], err[512];
-    int st = api_dumps_start(&s->dumps, pid, full, filter != NULL, mask, id, err, sizeof err);
+    int st = api_dumps_start(&s->dumps, pid, full, filter != NULL, mask, mode, id, err, sizeof err);
     if (st) {
         api_reply_error(out, st, "%s", err);
         if (st == 503) out->retry_after = 5;

@@ -73,8 +73,8 @@ static void dump_free(struct api_dump *d)
     free(d);
 }
 
-int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, unsigned filter, char *id, char *err,
-                    size_t errlen)
+int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, unsigned filter, enum dump_mode mode,
+                    char *id, char *err, size_t errlen)
 {
     struct api_dump *d = calloc(1, sizeof *d);
     if (!d) {
@@ -111,6 +111,7 @@ int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, uns
     d->opts.full = full;
     d->opts.filter_set = filter_set;
     d->opts.filter = filter;
+    d->opts.mode = mode;
     d->opts.cancel = &d->cancel;
     d->opts.progress = on_progress;
     d->opts.progress_arg = d;
@@ -187,6 +188,31 @@ static cJSON *status_json(const struct api_dump *d)
         cJSON_AddStringToObject(o, "coredump_filter", f);
         json_add_fixed(o, "duration_ms", r->total_ms, 1);
         json_add_fixed(o, "stopped_ms", r->stopped_ms, 1);
+        cJSON_AddStringToObject(o, "mode", dump_mode_name(r->mode));
+        json_add_string_or_null(o, "mode_reason", r->mode_reason[0] ? r->mode_reason : NULL);
+        cJSON *pauses = cJSON_AddArrayToObject(o, "pauses_ms");
+        for (int i = 0; i < r->npauses && i < 2; i++) {
+            char ms[32];
+            snprintf(ms, sizeof ms, "%.2f", r->pauses_ms[i]);
+            cJSON_AddItemToArray(pauses, cJSON_CreateRaw(ms));
+        }
+        json_add_fixed(o, "pause_longest_ms", r->pause_longest_ms, 2);
+        cJSON *regions = cJSON_AddArrayToObject(o, "unfaithful_regions");
+        for (int i = 0; i < r->nregions && i < DUMP_REGIONS_MAX; i++) {
+            const struct dump_region *g = &r->regions[i];
+            cJSON *e = cJSON_CreateObject();
+            char a[24];
+            snprintf(a, sizeof a, "0x%llx", g->start);
+            cJSON_AddStringToObject(e, "start", a);
+            snprintf(a, sizeof a, "0x%llx", g->end);
+            cJSON_AddStringToObject(e, "end", a);
+            json_add_bytes(e, "path", g->path, strnlen(g->path, sizeof g->path));
+            cJSON_AddStringToObject(e, "kind", dump_region_kind_name(g->kind));
+            cJSON_AddBoolToObject(e, "consistent", g->consistent);
+            cJSON_AddItemToArray(regions, e);
+        }
+        json_add_i64(o, "unfaithful_regions_total", r->regions_total);
+        json_add_string_or_null(o, "zombie", r->zombie[0] ? r->zombie : NULL);
     }
     return o;
 }

@@ -50,10 +50,11 @@ struct api_dumps {
 void api_dumps_init(struct api_dumps *ds, const char *dir, struct api_busy *busy);
 /* Cancels the dumps still running, waits for them and forgets every id (the finished files stay). */
 void api_dumps_shutdown(struct api_dumps *ds);
-/* Starts a dump of pid (full: every mapping; filter_set: with this coredump_filter). Returns 0 with the id in id
- * (API_ID_LEN + 1 bytes), or an HTTP status with a reason: 409 (pid busy), 503 (too many dumps or actions). */
-int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, unsigned filter, char *id, char *err,
-                    size_t errlen);
+/* Starts a dump of pid (full: every mapping; filter_set: with this coredump_filter; mode: snapshot or
+ * stop-and-copy, as dump.h says). Returns 0 with the id in id (API_ID_LEN + 1 bytes), or an HTTP status with a
+ * reason: 409 (pid busy), 503 (too many dumps or actions). */
+int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, unsigned filter, enum dump_mode mode,
+                    char *id, char *err, size_t errlen);
 /* The status document of a dump (malloc'd), or NULL when there is no such id; *state gets its state. */
 char *api_dumps_status(struct api_dumps *ds, const char *id, enum api_dump_state *state);
 /* Every dump's status document as {"dumps": [...]} (malloc'd). */

@@ -31,7 +31,7 @@ static const struct route_def {
     {API_ROUTE_GC, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/gc", "percent,timeout"},
     {API_ROUTE_PROFILE, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/profile",
      "seconds,hz,native,format,method,timeout"},
-    {API_ROUTE_DUMP, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/dump", "full,filter"},
+    {API_ROUTE_DUMP, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/dump", "full,filter,mode"},
     {API_ROUTE_DUMPS, API_GET, API_SCOPE_ADMIN, "/api/dumps", ""},
     {API_ROUTE_DUMP_FILE, API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}", ""},
     {API_ROUTE_DUMP_DELETE, API_DELETE, API_SCOPE_ADMIN, "/api/dumps/{id}", ""},
