@@ -1,0 +1,643 @@
+/* unwind: the agent's local unwinder, x86_64. Debian's glibc and most distribution binaries have no frame
+ * pointers, so the stack is walked with the call-frame information the compiler leaves for exceptions
+ * (.eh_frame): the module of a pc and its .eh_frame_hdr come from _dl_find_object (glibc 2.35: lock-free and
+ * async-signal-safe, made for unwinders), the FDE by binary search in the header's table, and its CFA program
+ * is interpreted up to the pc (DW_CFA_* including remember/restore and the small DWARF expressions of PLT
+ * entries and of the signal trampoline).
+ *
+ * Memory: frames are read only within [sp, top of this thread's stack), where the top is known without asking
+ * anyone: __libc_stack_end for the main thread's stack, the thread descriptor (pthread_self, which glibc puts at
+ * the top of a thread's stack block) for the others. Elsewhere (a coroutine's or an alternate stack) the stack is
+ * first copied with process_vm_readv, which fails on an unmapped page instead of faulting, into one of a few
+ * scratch buffers. Nothing here allocates, locks or calls anything that does. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+extern void *__libc_stack_end;
+
+#define SCRATCH_BYTES (64 * 1024)
+#define RA 16
+#define SP 7
+
+struct mem {
+    uintptr_t lo, hi;
+    const unsigned char *base;
+};
+
+static int rd(const struct mem *m, uintptr_t a, uintptr_t *v)
+{
+    if (m->hi - m->lo < 8 || a < m->lo || a > m->hi - 8) return -1;
+    memcpy(v, m->base + (a - m->lo), sizeof *v);
+    return 0;
+}
+
+/* ---- reading .eh_frame (module memory, mapped while the module is loaded) ---- */
+
+static int uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+    uint64_t x = 0;
+    int shift = 0;
+    uint8_t b = 0x80;
+    while (*p < end && shift < 64 && (b & 0x80)) {
+        b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    }
+    if (b & 0x80) return -1;
+    if (shift < 64 && (b & 0x40)) x |= ~0ull << shift;
+    *v = (int64_t)x;
+    return 0;
+}
+
+#define FIXED(type)                                                                                                  \
+    do {                                                                                                             \
+        type t_;                                                                                                     \
+        if (end - *p < (ptrdiff_t)sizeof t_) return -1;                                                              \
+        memcpy(&t_, *p, sizeof t_);                                                                                  \
+        *p += sizeof t_;                                                                                             \
+        v = (uint64_t)(int64_t)t_;                                                                                   \
+    } while (0)
+
+/* A DW_EH_PE-encoded pointer. datarel: the base of datarel encodings (.eh_frame_hdr). */
+static int read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_t datarel, uintptr_t *out)
+{
+    if (enc == 0xff) return -1;
+    uintptr_t at = (uintptr_t)*p;
+    uint64_t v;
+    switch (enc & 0x0f) {
+    case 0x00: FIXED(uint64_t); break;
+    case 0x01: if (uleb(p, end, &v) < 0) return -1; break;
+    case 0x02: FIXED(uint16_t); v &= 0xffff; break;
+    case 0x03: FIXED(uint32_t); v &= 0xffffffffu; break;
+    case 0x04: FIXED(uint64_t); break;
+    case 0x09: { int64_t s; if (sleb(p, end, &s) < 0) return -1; v = (uint64_t)s; break; }
+    case 0x0a: FIXED(int16_t); break;
+    case 0x0b: FIXED(int32_t); break;
+    case 0x0c: FIXED(int64_t); break;
+    default: return -1;
+    }
+    switch (enc & 0x70) {
+    case 0x00: break;
+    case 0x10: v += at; break;
+    case 0x30: v += datarel; break;
+    default: return -1;
+    }
+    if (enc & 0x80) return -1; /* indirect: only personality routines, which are skipped */
+    *out = (uintptr_t)v;
+    return 0;
+}
+
+struct cie {
+    uint64_t code_align;
+    int64_t data_align;
+    unsigned ra;
+    uint8_t fde_enc;
+    int has_z, signal;
+    const uint8_t *insns, *end;
+};
+
+static int parse_cie(const uint8_t *c, struct cie *out)
+{
+    uint32_t len;
+    memcpy(&len, c, 4);
+    if (len == 0 || len == 0xffffffffu || len > (1u << 24)) return -1;
+    const uint8_t *end = c + 4 + len, *p = c + 8;
+    uint32_t id;
+    memcpy(&id, c + 4, 4);
+    if (id != 0) return -1;
+    uint8_t version = *p++;
+    if (version != 1 && version != 3 && version != 4) return -1;
+    const char *aug = (const char *)p;
+    while (p < end && *p) p++;
+    if (p >= end) return -1;
+    p++;
+    if (version == 4) p += 2; /* address and segment sizes */
+    memset(out, 0, sizeof *out);
+    out->fde_enc = 0; /* absptr unless 'R' */
+    uint64_t ra;
+    if (uleb(&p, end, &out->code_align) < 0 || sleb(&p, end, &out->data_align) < 0) return -1;
+    if (version == 1) ra = *p++;
+    else if (uleb(&p, end, &ra) < 0) return -1;
+    out->ra = (unsigned)ra;
+    const uint8_t *aug_end = NULL;
+    if (aug[0] == 'z') {
+        uint64_t alen;
+        if (uleb(&p, end, &alen) < 0 || alen > (uint64_t)(end - p)) return -1;
+        out->has_z = 1;
+        aug_end = p + alen;
+    } else if (aug[0]) {
+        return -1; /* pre-'z' augmentations ("eh"): not produced by current toolchains */
+    }
+    for (const char *a = aug + (aug[0] == 'z'); *a; a++) {
+        if (*a == 'R') out->fde_enc = *p++;
+        else if (*a == 'L') p++;
+        else if (*a == 'S') out->signal = 1;
+        else if (*a == 'B' || *a == 'G') continue;
+        else if (*a == 'P') {
+            uint8_t enc = *p++;
+            uintptr_t ignored;
+            if (read_enc(&p, aug_end, enc & 0x7f, 0, &ignored) < 0) return -1;
+        } else break; /* unknown: the 'z' length lets us skip the rest */
+    }
+    if (aug_end) p = aug_end;
+    out->insns = p;
+    out->end = end;
+    return 0;
+}
+
+/* The FDE covering pc: its instructions, start and CIE. */
+struct fde {
+    struct cie cie;
+    uintptr_t start;
+    const uint8_t *insns, *end;
+};
+
+static int find_fde(uintptr_t pc, struct fde *f)
+{
+    struct dl_find_object o;
+    if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_eh_frame) return -1;
+    const uint8_t *hdr = o.dlfo_eh_frame, *p = hdr + 4;
+    uintptr_t h = (uintptr_t)hdr, eh_frame, count;
+    if (hdr[0] != 1 || hdr[3] != 0x3b) return -1; /* table: datarel sdata4 pairs, what every linker writes */
+    if (read_enc(&p, hdr + 24, hdr[1], h, &eh_frame) < 0 || read_enc(&p, hdr + 24, hdr[2], h, &count) < 0)
+        return -1;
+    if (count == 0 || count > (1u << 26)) return -1;
+    const int32_t *tab = (const int32_t *)p;
+    uintptr_t lo = 0, hi = count;
+    while (hi - lo > 1) {
+        uintptr_t mid = lo + (hi - lo) / 2;
+        if (h + (intptr_t)tab[2 * mid] <= pc) lo = mid;
+        else hi = mid;
+    }
+    if (h + (intptr_t)tab[2 * lo] > pc) return -1;
+    const uint8_t *fde = (const uint8_t *)(h + (intptr_t)tab[2 * lo + 1]);
+    uint32_t len;
+    int32_t cie_off;
+    memcpy(&len, fde, 4);
+    memcpy(&cie_off, fde + 4, 4);
+    if (len == 0 || len == 0xffffffffu || len > (1u << 24) || cie_off <= 0) return -1;
+    if (parse_cie(fde + 4 - cie_off, &f->cie) < 0) return -1;
+    const uint8_t *end = fde + 4 + len;
+    p = fde + 8;
+    uintptr_t range;
+    if (read_enc(&p, end, f->cie.fde_enc, h, &f->start) < 0 ||
+        read_enc(&p, end, f->cie.fde_enc & 0x0f, h, &range) < 0)
+        return -1;
+    if (pc < f->start || pc - f->start >= range) return -1;
+    if (f->cie.has_z) {
+        uint64_t alen;
+        if (uleb(&p, end, &alen) < 0 || alen > (uint64_t)(end - p)) return -1;
+        p += alen;
+    }
+    f->insns = p;
+    f->end = end;
+    return 0;
+}
+
+/* ---- the CFA program ---- */
+
+enum { R_SAME, R_UNDEF, R_OFF, R_VALOFF, R_REG, R_EXPR, R_VALEXPR };
+
+struct rule {
+    uint8_t kind, reg;
+    int64_t off;
+    const uint8_t *expr;
+    uint64_t len;
+};
+
+struct row {
+    int cfa_is_expr;
+    unsigned cfa_reg;
+    int64_t cfa_off;
+    const uint8_t *cfa_expr;
+    uint64_t cfa_len;
+    struct rule r[UNW_NREGS];
+};
+
+static void set_rule(struct row *row, uint64_t reg, uint8_t kind, int64_t off, const uint8_t *expr, uint64_t len)
+{
+    if (reg >= UNW_NREGS) return; /* vector registers: not needed to find frames */
+    row->r[reg] = (struct rule){kind, (uint8_t)off, off, expr, len};
+}
+
+/* Runs instructions [p, end) from location loc until it passes target; init: the CIE's row (for restore). */
+static int execute(const uint8_t *p, const uint8_t *end, const struct cie *c, uintptr_t loc, uintptr_t target,
+                   struct row *row, const struct row *init)
+{
+    struct row saved[8];
+    int nsaved = 0;
+    uint64_t reg, u, len;
+    int64_t s;
+    while (p < end) {
+        uint8_t op = *p++, low = op & 0x3f;
+        if ((op & 0xc0) == 0x40) {
+            loc += low * c->code_align;
+            if (loc > target) return 0;
+            continue;
+        }
+        if ((op & 0xc0) == 0x80) {
+            if (uleb(&p, end, &u) < 0) return -1;
+            set_rule(row, low, R_OFF, (int64_t)u * c->data_align, NULL, 0);
+            continue;
+        }
+        if ((op & 0xc0) == 0xc0) {
+            if (low < UNW_NREGS) row->r[low] = init ? init->r[low] : (struct rule){0};
+            continue;
+        }
+        switch (op) {
+        case 0x00: break;
+        case 0x01: {
+            uintptr_t v;
+            if (read_enc(&p, end, c->fde_enc, 0, &v) < 0) return -1;
+            loc = v;
+            if (loc > target) return 0;
+            break;
+        }
+        case 0x02: case 0x03: case 0x04: {
+            size_t n = op == 0x02 ? 1 : op == 0x03 ? 2 : 4;
+            if ((size_t)(end - p) < n) return -1;
+            uint32_t d = 0;
+            memcpy(&d, p, n); /* little endian */
+            p += n;
+            loc += d * c->code_align;
+            if (loc > target) return 0;
+            break;
+        }
+        case 0x05: case 0x14: case 0x2f:
+            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &u) < 0) return -1;
+            set_rule(row, reg, op == 0x14 ? R_VALOFF : R_OFF,
+                     (op == 0x2f ? -(int64_t)u : (int64_t)u) * c->data_align, NULL, 0);
+            break;
+        case 0x11: case 0x15:
+            if (uleb(&p, end, &reg) < 0 || sleb(&p, end, &s) < 0) return -1;
+            set_rule(row, reg, op == 0x15 ? R_VALOFF : R_OFF, s * c->data_align, NULL, 0);
+            break;
+        case 0x06:
+            if (uleb(&p, end, &reg) < 0) return -1;
+            if (reg < UNW_NREGS) row->r[reg] = init ? init->r[reg] : (struct rule){0};
+            break;
+        case 0x07: case 0x08:
+            if (uleb(&p, end, &reg) < 0) return -1;
+            set_rule(row, reg, op == 0x07 ? R_UNDEF : R_SAME, 0, NULL, 0);
+            break;
+        case 0x09:
+            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &u) < 0) return -1;
+            if (u >= UNW_NREGS) set_rule(row, reg, R_UNDEF, 0, NULL, 0);
+            else set_rule(row, reg, R_REG, (int64_t)u, NULL, 0);
+            break;
+        case 0x0a:
+            if (nsaved == 8) return -1;
+            saved[nsaved++] = *row;
+            break;
+        case 0x0b:
+            if (nsaved == 0) return -1;
+            *row = saved[--nsaved];
+            break;
+        case 0x0c: case 0x12:
+            if (uleb(&p, end, &reg) < 0) return -1;
+            if (op == 0x0c) {
+                if (uleb(&p, end, &u) < 0) return -1;
+                row->cfa_off = (int64_t)u;
+            } else {
+                if (sleb(&p, end, &s) < 0) return -1;
+                row->cfa_off = s * c->data_align;
+            }
+            row->cfa_reg = (unsigned)reg;
+            row->cfa_is_expr = 0;
+            break;
+        case 0x0d:
+            if (uleb(&p, end, &reg) < 0) return -1;
+            row->cfa_reg = (unsigned)reg;
+            row->cfa_is_expr = 0;
+            break;
+        case 0x0e:
+            if (uleb(&p, end, &u) < 0) return -1;
+            row->cfa_off = (int64_t)u;
+            break;
+        case 0x13:
+            if (sleb(&p, end, &s) < 0) return -1;
+            row->cfa_off = s * c->data_align;
+            break;
+        case 0x0f:
+            if (uleb(&p, end, &len) < 0 || len > (uint64_t)(end - p)) return -1;
+            row->cfa_is_expr = 1;
+            row->cfa_expr = p;
+            row->cfa_len = len;
+            p += len;
+            break;
+        case 0x10: case 0x16:
+            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &len) < 0 || len > (uint64_t)(end - p)) return -1;
+            set_rule(row, reg, op == 0x10 ? R_EXPR : R_VALEXPR, 0, p, len);
+            p += len;
+            break;
+        case 0x2e:
+            if (uleb(&p, end, &u) < 0) return -1;
+            break;
+        default: return -1;
+        }
+    }
+    return 0;
+}
+
+/* A DWARF expression (what .eh_frame uses: PLT entries, the signal trampoline); push_cfa for register rules. */
+static int eval(const uint8_t *p, uint64_t len, const struct unw_regs *regs, const struct mem *m, int push_cfa,
+                uintptr_t cfa, uintptr_t *out)
+{
+    uintptr_t st[16];
+    int n = 0, steps = 0;
+    const uint8_t *start = p, *end = p + len;
+#define PUSH(v) do { if (n == 16) return -1; st[n++] = (v); } while (0)
+#define NEED(k) do { if (n < (k)) return -1; } while (0)
+    if (push_cfa) PUSH(cfa);
+    while (p < end) {
+        if (++steps > 64) return -1;
+        uint8_t op = *p++;
+        uint64_t u;
+        int64_t s;
+        if (op >= 0x30 && op <= 0x4f) {
+            PUSH((uintptr_t)(op - 0x30));
+            continue;
+        }
+        if ((op >= 0x70 && op <= 0x8f) || op == 0x92) {
+            uint64_t reg = op == 0x92 ? 0 : (uint64_t)(op - 0x70);
+            if (op == 0x92 && uleb(&p, end, &reg) < 0) return -1;
+            if (sleb(&p, end, &s) < 0 || reg >= UNW_NREGS || !(regs->valid & (1u << reg))) return -1;
+            PUSH(regs->r[reg] + (uintptr_t)s);
+            continue;
+        }
+        uintptr_t a, b;
+        switch (op) {
+        case 0x06:
+            NEED(1);
+            if (rd(m, st[n - 1], &a) < 0) return -1;
+            st[n - 1] = a;
+            break;
+        case 0x08: if (end - p < 1) return -1; PUSH(*p); p += 1; break;
+        case 0x09: if (end - p < 1) return -1; PUSH((uintptr_t)(int8_t)*p); p += 1; break;
+        case 0x0a: case 0x0b: { uint16_t v; if (end - p < 2) return -1; memcpy(&v, p, 2); p += 2;
+            PUSH(op == 0x0a ? (uintptr_t)v : (uintptr_t)(int16_t)v); break; }
+        case 0x0c: case 0x0d: { uint32_t v; if (end - p < 4) return -1; memcpy(&v, p, 4); p += 4;
+            PUSH(op == 0x0c ? (uintptr_t)v : (uintptr_t)(int32_t)v); break; }
+        case 0x0e: case 0x0f: { uint64_t v; if (end - p < 8) return -1; memcpy(&v, p, 8); p += 8; PUSH(v); break; }
+        case 0x10: if (uleb(&p, end, &u) < 0) return -1; PUSH(u); break;
+        case 0x11: if (sleb(&p, end, &s) < 0) return -1; PUSH((uintptr_t)s); break;
+        case 0x12: NEED(1); a = st[n - 1]; PUSH(a); break;
+        case 0x13: NEED(1); n--; break;
+        case 0x14: NEED(2); a = st[n - 2]; PUSH(a); break;
+        case 0x15: if (end - p < 1) return -1; NEED(*p + 1); a = st[n - 1 - *p]; p++; PUSH(a); break;
+        case 0x16: NEED(2); a = st[n - 1]; st[n - 1] = st[n - 2]; st[n - 2] = a; break;
+        case 0x17: NEED(3); a = st[n - 1]; st[n - 1] = st[n - 2]; st[n - 2] = st[n - 3]; st[n - 3] = a; break;
+        case 0x19: NEED(1); if ((intptr_t)st[n - 1] < 0) st[n - 1] = -st[n - 1]; break;
+        case 0x1f: NEED(1); st[n - 1] = -st[n - 1]; break;
+        case 0x20: NEED(1); st[n - 1] = ~st[n - 1]; break;
+        case 0x23: NEED(1); if (uleb(&p, end, &u) < 0) return -1; st[n - 1] += u; break;
+        case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21: case 0x22: case 0x24: case 0x25:
+        case 0x26: case 0x27: case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2d: case 0x2e:
+            NEED(2);
+            b = st[--n];
+            a = st[n - 1];
+            switch (op) {
+            case 0x1a: a &= b; break;
+            case 0x1b: if (!b) return -1; a = (uintptr_t)((intptr_t)a / (intptr_t)b); break;
+            case 0x1c: a -= b; break;
+            case 0x1d: if (!b) return -1; a %= b; break;
+            case 0x1e: a *= b; break;
+            case 0x21: a |= b; break;
+            case 0x22: a += b; break;
+            case 0x24: a = b < 64 ? a << b : 0; break;
+            case 0x25: a = b < 64 ? a >> b : 0; break;
+            case 0x26: a = b < 64 ? (uintptr_t)((intptr_t)a >> b) : 0; break;
+            case 0x27: a ^= b; break;
+            case 0x29: a = a == b; break;
+            case 0x2a: a = (intptr_t)a >= (intptr_t)b; break;
+            case 0x2b: a = (intptr_t)a > (intptr_t)b; break;
+            case 0x2c: a = (intptr_t)a <= (intptr_t)b; break;
+            case 0x2d: a = (intptr_t)a < (intptr_t)b; break;
+            case 0x2e: a = a != b; break;
+            }
+            st[n - 1] = a;
+            break;
+        case 0x28: case 0x2f: {
+            int16_t d;
+            if (end - p < 2) return -1;
+            memcpy(&d, p, 2);
+            p += 2;
+            int jump = 1;
+            if (op == 0x28) {
+                NEED(1);
+                jump = st[--n] != 0;
+            }
+            if (jump) {
+                if (d < 0 ? (p - start) < -d : (end - p) < d) return -1;
+                p += d;
+            }
+            break;
+        }
+        case 0x96: break;
+        default: return -1;
+        }
+    }
+    if (n < 1) return -1;
+    *out = st[n - 1];
+    return 0;
+#undef PUSH
+#undef NEED
+}
+
+/* One frame up. Returns 1, 0 at the outermost frame (return address undefined), -1 when it cannot go on. */
+static int step(struct unw_regs *r, const struct mem *m, int *exact)
+{
+    uintptr_t pc = r->r[RA], lookup = *exact ? pc : pc - 1;
+    struct fde f;
+    if (find_fde(lookup, &f) < 0) return -1;
+    struct row init, row;
+    memset(&init, 0, sizeof init);
+    if (execute(f.cie.insns, f.cie.end, &f.cie, 0, ~(uintptr_t)0, &init, NULL) < 0) return -1;
+    row = init;
+    if (execute(f.insns, f.end, &f.cie, f.start, lookup, &row, &init) < 0) return -1;
+    if (f.cie.ra >= UNW_NREGS || row.r[f.cie.ra].kind == R_UNDEF) return 0;
+
+    uintptr_t cfa;
+    if (row.cfa_is_expr) {
+        if (eval(row.cfa_expr, row.cfa_len, r, m, 0, 0, &cfa) < 0) return -1;
+    } else {
+        if (row.cfa_reg >= UNW_NREGS || !(r->valid & (1u << row.cfa_reg))) return -1;
+        cfa = r->r[row.cfa_reg] + (uintptr_t)row.cfa_off;
+    }
+    struct unw_regs nr = *r;
+    nr.r[SP] = cfa; /* the CFA is the caller's rsp, unless a rule says otherwise */
+    nr.valid |= 1u << SP;
+    for (unsigned i = 0; i < UNW_NREGS; i++) {
+        const struct rule *ru = &row.r[i];
+        uintptr_t v = 0, addr;
+        int ok = 1;
+        switch (ru->kind) {
+        case R_SAME: continue;
+        case R_UNDEF: ok = 0; break;
+        case R_OFF: ok = rd(m, cfa + (uintptr_t)ru->off, &v) == 0; break;
+        case R_VALOFF: v = cfa + (uintptr_t)ru->off; break;
+        case R_REG: ok = (r->valid >> ru->reg) & 1; v = r->r[ru->reg]; break;
+        case R_EXPR: ok = eval(ru->expr, ru->len, r, m, 1, cfa, &addr) == 0 && rd(m, addr, &v) == 0; break;
+        case R_VALEXPR: ok = eval(ru->expr, ru->len, r, m, 1, cfa, &v) == 0; break;
+        }
+        if (ok) {
+            nr.r[i] = v;
+            nr.valid |= 1u << i;
+        } else {
+            nr.valid &= ~(1u << i);
+        }
+    }
+    if (f.cie.ra != RA) {
+        nr.r[RA] = nr.r[f.cie.ra];
+        nr.valid = (nr.valid & ~(1u << RA)) | (((nr.valid >> f.cie.ra) & 1) << RA);
+    }
+    if (!(nr.valid & (1u << RA))) return -1;
+    /* Frames go up the stack; only a signal frame may jump elsewhere (the interrupted context's stack). */
+    if (!f.cie.signal && nr.r[SP] <= r->r[SP]) return -1;
+    *exact = f.cie.signal;
+    *r = nr;
+    return 1;
+}
+
+int unwind_regs(struct unw_regs *regs, uintptr_t lo, uintptr_t hi, const unsigned char *base, uintptr_t *pcs,
+                int max)
+{
+    struct mem m = {lo, hi, base};
+    int n = 0, exact = 1;
+    while (n < max && (regs->valid & (1u << RA))) {
+        uintptr_t pc = regs->r[RA];
+        if (pc < 4096) break;
+        pcs[n++] = pc;
+        if (step(regs, &m, &exact) <= 0) break;
+    }
+    return n;
+}
+
+/* ---- where the stack is ---- */
+
+/* The top of the stack sp is on, when it is a stack we know: the main thread's, or a glibc thread's. 0 if not. */
+static uintptr_t stack_top(uintptr_t sp)
+{
+    uintptr_t top = (uintptr_t)__libc_stack_end;
+    if (top && sp < top && top - sp < (64u << 20)) return top;
+    uintptr_t self = (uintptr_t)pthread_self();
+    if (sp < self && self - sp < (16u << 20)) return self;
+    return 0;
+}
+
+static int scratch_claim(void)
+{
+    if (!agent_g.scratch) return -1;
+    for (int i = 0; i < (int)(sizeof agent_g.scratch_busy / sizeof agent_g.scratch_busy[0]); i++)
+        if (!__atomic_exchange_n(&agent_g.scratch_busy[i], 1, __ATOMIC_ACQUIRE)) return i;
+    return -1;
+}
+
+static void scratch_release(int i)
+{
+    __atomic_store_n(&agent_g.scratch_busy[i], 0, __ATOMIC_RELEASE);
+}
+
+/* Copies up to SCRATCH_BYTES of stack from sp, one page per remote iovec (a transfer stops at the first unmapped
+ * one, never faults). Returns the bytes copied. */
+static size_t copy_stack(uintptr_t sp, unsigned char *buf)
+{
+    struct iovec local = {buf, SCRATCH_BYTES}, remote[SCRATCH_BYTES / 4096 + 1];
+    int n = 0;
+    uintptr_t a = sp, end = sp + SCRATCH_BYTES;
+    while (a < end && n < (int)(sizeof remote / sizeof remote[0])) {
+        uintptr_t next = (a + 4096) & ~(uintptr_t)4095;
+        if (next > end) next = end;
+        remote[n++] = (struct iovec){(void *)a, next - a};
+        a = next;
+    }
+    long r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, remote, (long)n, 0L);
+    return r > 0 ? (size_t)r : 0;
+}
+
+static int unwind_from(struct unw_regs *r, uintptr_t *pcs, int max, int skip_self)
+{
+    uintptr_t sp = r->r[SP], top = stack_top(sp);
+    uintptr_t tmp[AGENT_MAX_FRAMES + 8];
+    int want = max + (skip_self ? 8 : 0), n;
+    if (want > (int)(sizeof tmp / sizeof tmp[0])) want = (int)(sizeof tmp / sizeof tmp[0]);
+    if (top) {
+        n = unwind_regs(r, sp, top, (const unsigned char *)sp, tmp, want);
+    } else {
+        int s = scratch_claim();
+        if (s < 0) return 0;
+        unsigned char *buf = agent_g.scratch + (size_t)s * SCRATCH_BYTES;
+        size_t got = copy_stack(sp, buf);
+        n = unwind_regs(r, sp, sp + got, buf, tmp, want);
+        scratch_release(s);
+    }
+    int i = 0, out = 0;
+    if (skip_self)
+        while (i < n && tmp[i] >= agent_g.self_lo && tmp[i] < agent_g.self_hi) i++;
+    while (i < n && out < max) pcs[out++] = tmp[i++];
+    return out;
+}
+
+__attribute__((noinline)) int unwind_here(uintptr_t *pcs, int max)
+{
+    struct unw_regs r;
+    memset(&r, 0, sizeof r);
+    /* rip, rsp and the callee-saved registers at one point of this function, which its CFI describes */
+    __asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+                     "movq %%rax, %0\n\t"
+                     "movq %%rsp, %1\n\t"
+                     "movq %%rbp, %2\n\t"
+                     "movq %%rbx, %3\n\t"
+                     "movq %%r12, %4\n\t"
+                     "movq %%r13, %5\n\t"
+                     "movq %%r14, %6\n\t"
+                     "movq %%r15, %7\n\t"
+                     : "=m"(r.r[RA]), "=m"(r.r[SP]), "=m"(r.r[6]), "=m"(r.r[3]), "=m"(r.r[12]), "=m"(r.r[13]),
+                       "=m"(r.r[14]), "=m"(r.r[15])
+                     :
+                     : "rax");
+    r.valid = (1u << RA) | (1u << SP) | (1u << 6) | (1u << 3) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15);
+    return unwind_from(&r, pcs, max, 1);
+}
+
+int unwind_context(const void *ucontext, uintptr_t *pcs, int max)
+{
+    const ucontext_t *uc = ucontext;
+    const greg_t *g = uc->uc_mcontext.gregs;
+    static const int map[UNW_NREGS] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
+                                       REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+                                       REG_RIP};
+    struct unw_regs r;
+    for (int i = 0; i < UNW_NREGS; i++) r.r[i] = (uintptr_t)g[map[i]];
+    r.valid = (1u << UNW_NREGS) - 1;
+    return unwind_from(&r, pcs, max, 0);
+}
+
+int unwind_scratch_init(void)
+{
+    if (agent_g.scratch) return 0;
+    size_t n = sizeof agent_g.scratch_busy / sizeof agent_g.scratch_busy[0];
+    agent_g.scratch = agent_map(n * SCRATCH_BYTES);
+    return agent_g.scratch ? 0 : -1;
+}
