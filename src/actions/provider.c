@@ -91,6 +91,7 @@ const struct provider *provider_runtime_of(int pid)
     int agent = 0;
     enum runtime_kind k = runtime_detect(procfd, pid, uid, &elf, &agent);
     close(procfd);
+    if (k == RUNTIME_NATIVE && agent) return &agent_provider;
     return k == RUNTIME_GO ? &gops_provider : k == RUNTIME_JAVA ? &hotspot_provider : NULL;
 }
 
@@ -99,8 +100,9 @@ static void nobody(enum provider_op op, const struct provider *runtime, const ch
                    size_t whylen)
 {
     static const struct { const struct provider *p; const char *who; } runtimes[] = {
-        {&gops_provider, "a Go program with the gops agent"}, {&hotspot_provider, "a JVM (HotSpot attach)"}};
-    char who[160] = "";
+        {&gops_provider, "a Go program with the gops agent"}, {&hotspot_provider, "a JVM (HotSpot attach)"},
+        {&agent_provider, "a native program with the diagtop agent (LD_PRELOAD=libdiagtop-agent.so)"}};
+    char who[320] = "";
     size_t off = 0;
     for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
         if (provider_offers(runtimes[i].p, op) && off < sizeof who)

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "cpu_report.h"
 #include "results.h"
 
 enum provider_op { OP_STACK, OP_MEMSTATS, OP_GC, OP_HEAP, OP_PROFILE, OP_HEAP_DUMP, OP_COUNT };
@@ -56,6 +57,14 @@ struct provider {
 extern const struct provider gops_provider;
 extern const struct provider hotspot_provider;
 extern const struct provider native_provider;
+/* Native programs that load libdiagtop-agent.so: malloc statistics, malloc_trim as the GC, a sampled heap profile
+ * by allocation site and a CPU profile taken inside the process. */
+extern const struct provider agent_provider;
+/* The agent's CPU profile of rq->pid for rq->seconds (<= 0: 10) at hz (<= 0: 100) as a report like diagtop's
+ * sampler's (every stack, per thread), for its renderers (folded, flame graphs, pprof). Returns 0 or -errno with a
+ * reason. */
+int agent_profile_report(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
+                         size_t errlen);
 
 void provider_request_default(struct provider_request *rq, int pid);
 
@@ -69,7 +78,8 @@ const char *provider_op_name(enum provider_op op);
 /* Whether p offers op (OP_PROFILE: through profile, or diagtop's sampler). */
 int provider_offers(const struct provider *p, enum provider_op op);
 
-/* The runtime provider of pid (gops for a Go program, hotspot for a JVM), or NULL for other processes. */
+/* The runtime provider of pid (gops for a Go program, hotspot for a JVM, agent for a native program whose diagtop
+ * agent listens), or NULL for other processes. */
 const struct provider *provider_runtime_of(int pid);
 /* Who answers op for pid: the runtime's provider when it offers op and its probe succeeds (unless native_only),
  * else the native provider when it offers op, else NULL with why saying what would make it available (or why

@@ -44,10 +44,13 @@ static void on_signal(int sig)
 static const char runtime_usage[] =
     "usage: diagtop memstats PID [--json] [--native] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop gc PID [--percent N] [--json] [--timeout SECONDS] [-o FILE]\n"
-    "       diagtop heap PID [--json] [--live] [--diff OLD.json] [--all] [--timeout SECONDS] [-o FILE]\n"
+    "       diagtop heap PID [--json] [--live] [--diff OLD.json] [--all] [--watch SECONDS [--count N]]\n"
+    "                    [--timeout SECONDS] [-o FILE]\n"
     "       diagtop profile PID [-d SECONDS] [--rate HZ] [-f pprof|folded|svg|json|text] [-t TID]\n"
     "                       [--method perf|ptrace] [--native] [--json] [--timeout SECONDS] [-o FILE]\n"
-    "  asks the runtime inside the process: a Go program through its gops agent, a JVM through HotSpot attach;\n"
+    "  asks the runtime inside the process: a Go program through its gops agent, a JVM through HotSpot attach, a\n"
+    "  native program through the diagtop agent it loads (LD_PRELOAD=libdiagtop-agent.so: malloc statistics,\n"
+    "  malloc_trim as its gc, a sampled heap profile by allocation site, a CPU profile from inside);\n"
     "  what no runtime answers, diagtop does where it can: memstats from /proc, CPU profiles of any process by\n"
     "  its own sampler (perf_event_open, else ptrace; the target is never stopped by perf, and by ptrace for\n"
     "  tens of microseconds a sample). Files a runtime writes (heap and CPU profiles) are saved 0600 in the\n"
@@ -60,7 +63,11 @@ static const char runtime_usage[] =
     "      --live          heap: live objects only (Java: forces a full GC first)\n"
     "      --diff OLD.json heap: with each row's change since an earlier `diagtop heap --json` of the process\n"
     "      --all           heap: every row in text (default: the top 30)\n"
+    "      --watch S       heap: a snapshot every S seconds, each shown against the first and the previous\n"
+    "                      (with --json, one document per line)\n"
+    "      --count N       heap: with --watch, N snapshots (default: until interrupted)\n"
     "  -d, --duration S    profile: seconds of sampling (default 10; Java: 30; Go's agent always takes 30)\n"
+    "                      (the diagtop agent's profile takes -f, --rate and -t as the sampler does)\n"
     "      --native        profile: diagtop's sampler even for a Go program or a JVM\n"
     "      --rate HZ       profile (sampler): samples per second per thread (default 100)\n"
     "  -f, --format F      profile (sampler): text (the top functions), json, folded (flamegraph.pl,\n"
@@ -85,6 +92,9 @@ struct runtime_cli {
     const char *format;
     enum cpu_method method;
     int seconds_set;
+    /* heap --watch */
+    double watch;
+    unsigned long long count;
 };
 
 static int parse_pid(const char *s, int *out)
@@ -106,8 +116,9 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         {"duration", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'},
         {"rate", required_argument, 0, 'r'},    {"format", required_argument, 0, 'f'},
         {"tid", required_argument, 0, 't'},     {"method", required_argument, 0, 'M'},
+        {"watch", required_argument, 0, 'W'},   {"count", required_argument, 0, 'N'},
         {0, 0, 0, 0}};
-    static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDa",
+    static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDaWN",
                                           [CMD_PROFILE] = "jTodnrftM"};
     static const char *const formats[] = {"text", "json", "folded", "svg", "pprof"};
     int opt;
@@ -134,6 +145,20 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         case 'l': c->rq.live = 1; break;
         case 'o': c->output = optarg; break;
         case 'D': c->diff = optarg; break;
+        case 'W':
+            if (text_parse_seconds(optarg, &secs) < 0 || secs < 0.1 || secs > 86400) {
+                fprintf(stderr, "diagtop %s: --watch: '%s' is not a number of seconds (0.1 to 86400)\n", c->name, optarg);
+                return -1;
+            }
+            c->watch = secs;
+            break;
+        case 'N':
+            if (text_parse_u64(optarg, &c->count) < 0 || c->count == 0 || c->count > 1000000) {
+                fprintf(stderr, "diagtop %s: --count: '%s' is not a number of snapshots (1 to 1000000)\n", c->name,
+                        optarg);
+                return -1;
+            }
+            break;
         case 'T':
         case 'd':
             if (text_parse_seconds(optarg, &secs) < 0 || secs <= 0 || secs > 3600) {
@@ -187,6 +212,10 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
             break;
         }
         }
+    }
+    if (c->count && !c->watch) {
+        fprintf(stderr, "diagtop %s: --count goes with --watch\n", c->name);
+        return -1;
     }
     if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
         fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
@@ -315,9 +344,38 @@ static void save_dir(struct runtime_cli *c, char *dir, size_t n)
     else fprintf(stderr, "diagtop %s: %s (nothing will be saved)\n", c->name, err);
 }
 
+/* One snapshot's table, against the first and the previous of the series (either may be NULL), to f. */
+static int heap_write(const struct runtime_cli *c, FILE *f, const struct rt_heap *cur, const struct rt_heap *prev,
+                      const struct rt_heap *first)
+{
+    struct heap_view v;
+    if (heap_view_build(&v, cur, prev ? prev : first, first) < 0) {
+        fprintf(stderr, "diagtop %s: out of memory\n", c->name);
+        return 1;
+    }
+    int bad;
+    if (c->json) {
+        char *doc = rt_json_heap(&v);
+        bad = !doc || fputs(doc, f) == EOF || fputc('\n', f) == EOF;
+        free(doc);
+    } else {
+        struct text_lines tl = {0};
+        rt_text_heap(&v, c->all ? 0 : 30, 0, &tl);
+        bad = text_lines_write(&tl, f) < 0;
+        text_lines_free(&tl);
+        if (c->watch && !bad) bad = fputc('\n', f) == EOF;
+    }
+    fflush(f);
+    heap_view_free(&v);
+    return bad;
+}
+
+/* heap: one snapshot (against --diff OLD), or with --watch a series, each against the first (or OLD) and the
+ * previous. */
 static int run_heap(struct runtime_cli *c)
 {
-    struct rt_heap old = {0};
+    struct rt_heap first = {0}, prev = {0}, cur = {0};
+    int have_first = 0, have_prev = 0;
     char err[512];
     if (c->diff) {
         char *text = fileio_read_file(AT_FDCWD, c->diff, 256 << 20, NULL);
@@ -325,39 +383,57 @@ static int run_heap(struct runtime_cli *c)
             fprintf(stderr, "diagtop heap: cannot read %s: %s\n", c->diff, strerror(errno));
             return 1;
         }
-        int rc = rt_json_read_heap(text, &old, err, sizeof err);
+        int rc = rt_json_read_heap(text, &first, err, sizeof err);
         free(text);
         if (rc < 0) {
             fprintf(stderr, "diagtop heap: %s: %s\n", c->diff, err);
             return 1;
         }
+        have_first = 1;
     }
     int status = 1;
     const struct provider *p = choose(c, OP_HEAP, &status);
     if (!p) {
-        rt_heap_free(&old);
+        rt_heap_free(&first);
         return status;
     }
     char dir[4096];
     save_dir(c, dir, sizeof dir);
-    struct rt_heap cur = {0};
-    if (p->heap(&c->rq, &cur, err, sizeof err) < 0) {
-        rt_heap_free(&old);
-        return fail(c, p->name, err);
+    FILE *f = output_open(c->name, c->output);
+    if (!f) {
+        rt_heap_free(&first);
+        return 1;
     }
-    if (c->diff && old.kind[0] && strcmp(old.kind, cur.kind))
-        fprintf(stderr, "diagtop heap: %s holds a %s, this is a %s: rows will not match\n", c->diff, old.kind, cur.kind);
-    struct heap_view v;
-    if (heap_view_build(&v, &cur, c->diff ? &old : NULL, NULL) < 0) {
-        status = fail(c, p->name, "out of memory");
-    } else {
-        struct text_lines tl = {0};
-        if (!c->json) rt_text_heap(&v, c->all ? 0 : 30, 0, &tl);
-        status = emit(c, c->json ? rt_json_heap(&v) : NULL, c->json ? NULL : &tl);
-        heap_view_free(&v);
+    status = 0;
+    unsigned long long want = c->watch ? c->count : 1;
+    for (unsigned long long i = 0; status == 0 && !runtime_cancel && (want == 0 || i < want); i++) {
+        if (i > 0) {
+            clock_sleep(c->watch, &runtime_cancel);
+            if (runtime_cancel) break;
+        }
+        if (p->heap(&c->rq, &cur, err, sizeof err) < 0) {
+            if (!runtime_cancel) status = fail(c, p->name, err);
+            break;
+        }
+        if (have_first && i == 0 && first.kind[0] && strcmp(first.kind, cur.kind))
+            fprintf(stderr, "diagtop heap: %s holds a %s, this is a %s: rows will not match\n", c->diff, first.kind,
+                    cur.kind);
+        status = heap_write(c, f, &cur, have_prev ? &prev : NULL, have_first ? &first : NULL);
+        /* The snapshot joins the series: the first stays the first, the current becomes the previous. */
+        if (!have_first) {
+            first = cur;
+            have_first = 1;
+        } else {
+            rt_heap_free(&prev);
+            prev = cur;
+            have_prev = 1;
+        }
+        memset(&cur, 0, sizeof cur);
     }
+    status = output_close(c->name, c->output, f, status) || status;
     rt_heap_free(&cur);
-    rt_heap_free(&old);
+    rt_heap_free(&prev);
+    rt_heap_free(&first);
     return status;
 }
 
@@ -438,11 +514,32 @@ static int run_sampler(struct runtime_cli *c)
     return status;
 }
 
+/* The diagtop agent's profile, taken inside the process: the same report as the sampler's, so the same formats. */
+static int run_agent_profile(struct runtime_cli *c)
+{
+    if (c->method != CPU_METHOD_AUTO)
+        fprintf(stderr, "diagtop profile: the agent takes the profile: --method is for diagtop's sampler (--native)\n");
+    if (!c->seconds_set) c->rq.seconds = 10;
+    if (isatty(STDERR_FILENO)) {
+        c->rq.progress = show_progress;
+        c->rq.progress_arg = c;
+    }
+    struct cpu_report r;
+    char err[512];
+    int rc = agent_profile_report(&c->rq, c->hz, &r, err, sizeof err);
+    if (c->rq.progress) fputc('\n', stderr);
+    if (rc < 0) return fail(c, agent_provider.name, err);
+    int status = emit_cpu_report(c, &r);
+    cpu_report_free(&r);
+    return status;
+}
+
 static int run_profile(struct runtime_cli *c)
 {
     int status = 1;
     const struct provider *p = choose(c, OP_PROFILE, &status);
     if (!p) return status;
+    if (p == &agent_provider) return run_agent_profile(c);
     if (!p->profile) return run_sampler(c);
     if (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO)
         fprintf(stderr, "diagtop profile: %s takes the profile: -f, --rate, -t and --method are for diagtop's own "

@@ -299,10 +299,97 @@ static int hotspot_agent_present(int procfd, int pid, uid_t uid)
     return fstatat(procfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == uid;
 }
 
+unsigned long runtime_unix_listen_inode(const char *net_unix, const char *path)
+{
+    size_t plen = strlen(path);
+    const char *line = strchr(net_unix, '\n'); /* skip the header */
+    while (line && *++line) {
+        /* "0000000000000000: 00000002 00000000 00010000 0001 01 23456 /run/user/1000/diagtop/agent.1.sock" */
+        unsigned flags = 0, type = 0, st = 0;
+        unsigned long inode = 0;
+        int at = 0;
+        if (sscanf(line, "%*x: %*x %*x %x %x %x %lu %n", &flags, &type, &st, &inode, &at) == 4 && at > 0 &&
+            (flags & 0x10000) && type == 1 && strncmp(line + at, path, plen) == 0 &&
+            (line[at + plen] == '\n' || line[at + plen] == '\0'))
+            return inode;
+        line = strchr(line, '\n');
+    }
+    return 0;
+}
+
+/* The agent's candidate directories as the target resolves them (include/diagtop-agent.h). Returns how many. */
+static int agent_dirs(const char *env, size_t envlen, uid_t uid, char dirs[2][2048])
+{
+    const char *v = env ? environ_get(env, envlen, "DIAGTOP_AGENT_DIR") : NULL;
+    if (v && v[0] == '/') {
+        snprintf(dirs[0], sizeof dirs[0], "%s", v);
+        return 1;
+    }
+    int n = 0;
+    v = env ? environ_get(env, envlen, "XDG_RUNTIME_DIR") : NULL;
+    if (v && v[0] == '/') snprintf(dirs[n++], sizeof dirs[0], "%s/diagtop", v);
+    snprintf(dirs[n++], sizeof dirs[0], "/tmp/diagtop-%u", (unsigned)uid);
+    return n;
+}
+
+int runtime_agent_socket(int procfd, int pid, uid_t uid, char *path, size_t pathsz, char *why, size_t whylen)
+{
+    ssize_t n = 0;
+    char *env = fileio_read_proc(procfd, pid, "environ", 256 * 1024, &n);
+    if (!env) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH) snprintf(why, whylen, "no process %d", pid);
+        else if (e == EACCES || e == EPERM)
+            snprintf(why, whylen, "cannot read the environment of process %d, where its agent's directory is set "
+                     "(another user's process: needs the same uid or root)", pid);
+        else snprintf(why, whylen, "cannot read the environment of process %d: %s", pid, strerror(e));
+        return -e;
+    }
+    char dirs[2][2048], inner[4200], outer[4300], shown[2048];
+    int ndirs = agent_dirs(env, (size_t)n, uid, dirs), nspid = namespace_pid(procfd, pid), rc = -ENOENT;
+    free(env);
+    for (int i = 0; i < ndirs; i++) {
+        struct stat st;
+        snprintf(inner, sizeof inner, "%s/agent.%d.sock", dirs[i], nspid);
+        snprintf(outer, sizeof outer, "%d/root%s", pid, inner);
+        if (fstatat(procfd, outer, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid)
+            continue;
+        char *unx = fileio_read_proc(procfd, pid, "net/unix", 16 << 20, NULL);
+        unsigned long inode = unx ? runtime_unix_listen_inode(unx, inner) : 0;
+        free(unx);
+        if (inode && process_holds_socket(procfd, pid, inode)) {
+            if ((size_t)snprintf(path, pathsz, "/proc/%d/root%s", pid, inner) >= pathsz) {
+                snprintf(why, whylen, "the agent's socket path is too long");
+                return -ENAMETOOLONG;
+            }
+            return 0;
+        }
+        shown_dir(inner, shown, sizeof shown);
+        snprintf(why, whylen, "the agent socket %s is not listened on by process %d (stale: left by a process "
+                 "that died, or the pid was reused)", shown, pid);
+        rc = -ESTALE;
+    }
+    if (rc == -ENOENT) {
+        char shown2[2048] = "";
+        shown_dir(dirs[0], shown, sizeof shown);
+        if (ndirs > 1) shown_dir(dirs[1], shown2, sizeof shown2);
+        snprintf(why, whylen, "no diagtop agent socket for process %d in %s%s%s (not started with "
+                 "libdiagtop-agent.so)", pid, shown, ndirs > 1 ? " or " : "", shown2);
+    }
+    return rc;
+}
+
+static int native_agent_present(int procfd, int pid, uid_t uid)
+{
+    char path[4400], why[512];
+    return runtime_agent_socket(procfd, pid, uid, path, sizeof path, why, sizeof why) == 0;
+}
+
 int runtime_agent_present(int procfd, int pid, uid_t uid, enum runtime_kind kind)
 {
     if (kind == RUNTIME_GO) return gops_agent_present(procfd, pid, uid);
     if (kind == RUNTIME_JAVA) return hotspot_agent_present(procfd, pid, uid);
+    if (kind == RUNTIME_NATIVE) return native_agent_present(procfd, pid, uid);
     return 0;
 }
 

@@ -32,9 +32,21 @@ unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port);
  * not listened on by this process: stale file or reused pid). */
 int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why, size_t whylen);
 
+/* Finds the inode of a listening stream socket bound at path in /proc/net/unix text; 0 if none. */
+unsigned long runtime_unix_listen_inode(const char *net_unix, const char *path);
+
+/* The socket of pid's diagtop agent (libdiagtop-agent.so), found as the agent names it (include/diagtop-agent.h):
+ * agent.NSPID.sock in the directory the target's own environment chooses (DIAGTOP_AGENT_DIR, else
+ * XDG_RUNTIME_DIR/diagtop, then /tmp/diagtop-UID), in the target's mount namespace, and trusted only while it is
+ * a socket owned by uid that the process itself holds listening (its net/unix and fds). Never connects. Returns 0
+ * with the path to connect to ("/proc/PID/root/...") in path, or -errno with why: -EACCES (the environment of
+ * another user's process), -ENOENT (no socket: no agent), -ESTALE (a socket this process does not listen on:
+ * left by a process that died, or the pid was reused), -ENAMETOOLONG. */
+int runtime_agent_socket(int procfd, int pid, uid_t uid, char *path, size_t pathsz, char *why, size_t whylen);
+
 /* Full detection for one process (procfd: an open descriptor of /proc). agent is set to 1 when an endpoint is
- * present: a gops port file whose port is a LISTEN socket held by that very process, or a HotSpot .java_pidN
- * socket owned by the process's uid. *elf_kind is what the executable alone says (RUNTIME_GO or RUNTIME_NATIVE):
+ * present: a gops port file whose port is a LISTEN socket held by that very process, a HotSpot .java_pidN
+ * socket owned by the process's uid, or (native programs) a diagtop agent's socket (runtime_agent_socket). *elf_kind is what the executable alone says (RUNTIME_GO or RUNTIME_NATIVE):
  * pass it back in for processes of the same executable (RUNTIME_UNKNOWN: read the ELF) -- a box with 500
  * workers of one binary parses it once. */
 enum runtime_kind runtime_detect(int procfd, int pid, uid_t uid, enum runtime_kind *elf_kind, int *agent);

@@ -132,7 +132,9 @@ static void fmt_growth(char *buf, size_t n, const struct proc_row *r, const stru
 static void fmt_runtime(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    const char *name = r->runtime == RUNTIME_GO || r->runtime == RUNTIME_JAVA ? runtime_name(r->runtime) : "-";
+    /* a native program shows as such only with an agent (native*): otherwise the column would say it of nearly all */
+    const char *name = r->runtime == RUNTIME_GO || r->runtime == RUNTIME_JAVA || (r->runtime == RUNTIME_NATIVE && r->agent)
+                           ? runtime_name(r->runtime) : "-";
     snprintf(buf, n, "%s%s", name, r->agent ? "*" : "");
 }
 static void fmt_command(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
@@ -157,7 +159,7 @@ const struct column columns_table[COL_COUNT] = {
     {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr},
     {COL_GROWTH, "growth", "RES/min", 7, 0, 1, 0, "resident memory growth per minute, last 5 minutes", cmp_growth,
      fmt_growth},
-    {COL_RUNTIME, "runtime", "RUNTIME", 7, 1, 1, PROC_NEED_RUNTIME, "go, java, or -; * when an agent listens",
+    {COL_RUNTIME, "runtime", "RUNTIME", 7, 1, 1, PROC_NEED_RUNTIME, "go, java, native (diagtop agent), or -; * when an agent listens",
      cmp_runtime, fmt_runtime},
     {COL_COMMAND, "command", "COMMAND", 0, 1, 0, PROC_NEED_CMDLINE, "command line (thread name for threads)",
      cmp_command, fmt_command},
