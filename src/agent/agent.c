@@ -27,6 +27,11 @@ int64_t agent_now_ns(int clock)
 
 void agent_flush(struct agent_thread *t)
 {
+    /* Bytes are not counted on the fast path: each allocation takes its size off left, so what left went down by
+     * since it was set is what was allocated. */
+    int64_t used = t->drawn - t->left;
+    if (used > 0) t->bytes += (uint64_t)used;
+    t->drawn = t->left;
     if (t->mallocs) __atomic_fetch_add(&agent_g.mallocs, t->mallocs, __ATOMIC_RELAXED);
     if (t->frees) __atomic_fetch_add(&agent_g.frees, t->frees, __ATOMIC_RELAXED);
     if (t->bytes) __atomic_fetch_add(&agent_g.bytes, t->bytes, __ATOMIC_RELAXED);

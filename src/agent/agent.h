@@ -28,12 +28,13 @@
 
 struct agent_thread {
     int64_t left;        /* bytes until the next sample point; <= 0 sends the next allocation to the slow path */
+    int64_t drawn;       /* what left was when last set: drawn - left bytes were allocated since (not counted yet) */
     uint64_t rng;        /* xorshift state for the intervals; 0 until seeded */
     unsigned gen;        /* agent_g.gen when left was drawn: a start or a fork draws again */
     int guard;           /* > 0: inside the agent: hooks pass straight through, nothing is sampled */
     int key_set;         /* the exit destructor (flushing the counters) is registered */
     int resolving;       /* inside agent_resolve: dlsym's own allocations use the static buffer */
-    uint64_t mallocs, frees, bytes; /* counted here, added to the global counters now and then */
+    uint64_t mallocs, frees, bytes; /* counted here, added to the global counters now and then (bytes from left) */
 };
 
 extern __thread struct agent_thread agent_tls __attribute__((tls_model("initial-exec")));
@@ -56,8 +57,10 @@ struct agent_real {
 /* ---- the one global state ---- */
 
 struct agent_cpu_slot;
+struct unw_cache_entry;
 struct agent_live_table;
 struct agent_stacks;
+
 
 struct agent {
     /* Set once by agent_init (the constructor, or the first hook called before it), then read-only. */
@@ -68,7 +71,7 @@ struct agent {
     size_t max_bytes;         /* hard cap of the heap profile's tables (DIAGTOP_AGENT_MAX_MB) */
     uintptr_t self_lo, self_hi; /* this library's mapping: its frames are left out of stacks */
     struct agent_real real;   /* resolved by agent_resolve (free last: the others are set when it is) */
-    unsigned char boot[65536] __attribute__((aligned(64))); /* allocations before real is known, never freed */
+    unsigned char boot[1 << 20] __attribute__((aligned(4096))); /* allocations before real is known, never freed */
     size_t boot_used;         /* atomic */
     pthread_key_t flush_key;  /* its destructor flushes an exiting thread's counters */
     int flush_key_made, atfork_done;
@@ -109,6 +112,7 @@ struct agent {
 
     /* Scratch copies of stacks whose bounds are not known (unwind.c): claimed with an atomic flag each. */
     unsigned char *scratch;
+    struct unw_cache_entry *unwind_cache; /* rows of frames seen in heap samples, under lock */
     int scratch_busy[8];
 };
 
@@ -131,9 +135,12 @@ void agent_resolve(void);
 /* ---- heapprof.c ---- */
 /* Sets up the tables (mmap reservations, nothing touched yet). Returns 0 or -ENOMEM. */
 int heapprof_init(void);
-/* The slow path of an allocation: the thread's interval ran out (or was never drawn). p was just returned by the
- * real allocator for size bytes. */
-void heapprof_sample(struct agent_thread *t, void *p, size_t size);
+/* The slow path of an allocation of size bytes: the thread's interval ran out (or was never drawn: a new thread, a
+ * start, a fork). Draws the next interval; returns 1 when this allocation is a sample, which the caller allocates
+ * page-aligned and passes to heapprof_record. */
+int heapprof_decide(struct agent_thread *t, size_t size);
+/* Records a sample: the stack of the allocation of p (size bytes), and p in the table of live samples. */
+void heapprof_record(struct agent_thread *t, void *p, size_t size);
 /* p is about to be freed (or realloc'd): forgets its sample if it has one. Returns the sampled size, or 0. */
 size_t heapprof_forget(void *p, uint32_t *stack);
 /* Puts back a sample forgotten for a realloc that failed. */
@@ -167,9 +174,11 @@ struct unw_regs {
     uintptr_t r[UNW_NREGS];
     uint32_t valid; /* bit per register */
 };
-/* The return addresses of the current thread's stack, starting in the caller of the function calling this one,
- * frames inside this library left out. Returns how many were written (at most max). */
-int unwind_here(uintptr_t *pcs, int max);
+/* The return addresses of the current thread's stack, frames inside this library left out. use_cache: the caller
+ * holds agent_g.lock, which guards the cache of rows. Returns how many were written (at most max). */
+int unwind_here(uintptr_t *pcs, int max, int use_cache);
+/* Maps the cache of rows (agent_g.unwind_cache). Returns 0 or -1. */
+int unwind_cache_init(void);
 /* The stack of an interrupted context (a signal handler's ucontext): pcs[0] is the exact pc, the rest return
  * addresses. Async-signal-safe. */
 int unwind_context(const void *ucontext, uintptr_t *pcs, int max);
@@ -177,7 +186,7 @@ int unwind_context(const void *ucontext, uintptr_t *pcs, int max);
 int unwind_scratch_init(void);
 /* The unwinder proper, over registers and stack memory [lo, hi) readable at base + (addr - lo). */
 int unwind_regs(struct unw_regs *regs, uintptr_t lo, uintptr_t hi, const unsigned char *base, uintptr_t *pcs,
-                int max);
+                int max, int use_cache);
 
 /* ---- endpoint.c ---- */
 /* Chooses and checks the private directory, cleans stale sockets of dead processes, binds and listens. Returns

@@ -151,7 +151,7 @@ static struct agent_live_table *live_new(uint32_t nslots)
 /* The most slots the cap allows: half of it for the live table (keys, payload and retired keys). */
 static uint32_t live_max_slots(void)
 {
-    size_t per = sizeof(uint64_t) * 2 + sizeof(struct live_val);
+    size_t per = sizeof(uint64_t) * 2 + sizeof(struct live_val); /* keys, retired keys, payload */
     size_t n = agent_g.max_bytes / 2 / per;
     uint32_t s = MIN_SLOTS;
     while ((size_t)s * 2 <= n && s < (1u << 30)) s *= 2;
@@ -328,37 +328,49 @@ int heapprof_init(void)
 {
     if (agent_g.live) return 0;
     if (stacks_init(agent_g.max_bytes / 2) < 0) return -ENOMEM;
+    unwind_cache_init(); /* without it, unwinding is only slower */
     struct agent_live_table *tb = live_new(MIN_SLOTS);
     if (!tb) return -ENOMEM;
     __atomic_store_n(&agent_g.live, tb, __ATOMIC_RELEASE);
     return 0;
 }
 
-__attribute__((noinline)) void heapprof_sample(struct agent_thread *t, void *p, size_t size)
+__attribute__((noinline)) int heapprof_decide(struct agent_thread *t, size_t size)
 {
-    if (t->guard) return; /* an allocation made by the agent itself: never sampled */
+    if (t->guard) return 0; /* an allocation made by the agent itself: never sampled */
+    int take = 0;
     t->guard++;
     if (AGENT_UNLIKELY(!__atomic_load_n(&agent_g.initialized, __ATOMIC_ACQUIRE))) agent_init();
-    agent_flush(t);
+    agent_flush(t); /* counts the bytes up to here (this allocation's too): left and drawn start again together */
     unsigned gen = __atomic_load_n(&agent_g.gen, __ATOMIC_ACQUIRE);
     if (!agent_g.heap_on || !agent_g.live) {
-        t->left = OFF_INTERVAL;
+        t->left = t->drawn = OFF_INTERVAL;
         t->gen = gen;
-        goto out;
-    }
-    if (AGENT_UNLIKELY(t->gen != gen || !t->rng)) {
+    } else if (AGENT_UNLIKELY(t->gen != gen || !t->rng)) {
         /* A new thread, a start or a fork: a fresh interval, this allocation counted against it. */
-        if (!t->rng || t->gen != gen) seed(t);
+        seed(t);
         t->gen = gen;
-        t->left = draw(t) - (int64_t)(size > INT64_MAX ? INT64_MAX : size);
-        if (t->left > 0) goto out;
+        t->left = t->drawn = draw(t) - (int64_t)(size > INT64_MAX ? INT64_MAX : size);
+        if (t->left <= 0) {
+            t->left = t->drawn = draw(t);
+            take = 1;
+        }
+    } else {
+        t->left = t->drawn = draw(t);
+        take = 1;
     }
-    t->left = draw(t);
-    if (!p) goto out;
+    t->guard--;
+    return take;
+}
+
+__attribute__((noinline)) void heapprof_record(struct agent_thread *t, void *p, size_t size)
+{
+    if (t->guard) return;
+    t->guard++;
     uintptr_t pcs[AGENT_MAX_FRAMES];
-    int depth = unwind_here(pcs, AGENT_MAX_FRAMES);
     double w = weight(size);
-    pthread_mutex_lock(&agent_g.lock);
+    pthread_mutex_lock(&agent_g.lock); /* the unwinder's cache is the lock's too */
+    int depth = unwind_here(pcs, AGENT_MAX_FRAMES, 1);
     agent_g.samples_total++;
     uint32_t id = stack_intern(pcs, depth);
     struct stack_entry *e = &agent_g.stacks->e[id];
@@ -368,7 +380,6 @@ __attribute__((noinline)) void heapprof_sample(struct agent_thread *t, void *p, 
     if (tb) live_put(tb, (uint64_t)(uintptr_t)p, size, id, 1);
     else agent_g.samples_dropped++;
     pthread_mutex_unlock(&agent_g.lock);
-out:
     t->guard--;
 }
 

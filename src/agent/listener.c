@@ -183,7 +183,7 @@ static void *listener_main(void *arg)
     (void)arg;
     struct agent_thread *t = &agent_tls;
     t->guard = 1;
-    t->left = INT64_MAX / 2;
+    t->left = t->drawn = INT64_MAX / 2;
     agent_g.listener_tid = (pid_t)syscall(SYS_gettid);
     pthread_setname_np(pthread_self(), "diagtop-agent");
     int lfd = agent_g.listen_fd;

@@ -9,7 +9,11 @@
  * anyone: __libc_stack_end for the main thread's stack, the thread descriptor (pthread_self, which glibc puts at
  * the top of a thread's stack block) for the others. Elsewhere (a coroutine's or an alternate stack) the stack is
  * first copied with process_vm_readv, which fails on an unmapped page instead of faulting, into one of a few
- * scratch buffers. Nothing here allocates, locks or calls anything that does. */
+ * scratch buffers. Nothing here allocates, locks or calls anything that does.
+ *
+ * Heap samples (which hold the heap lock) use a cache of the rows found, by pc and module: most frames are
+ * "CFA = rsp or rbp + n, each callee-saved register the same or at CFA + k", which the cache keeps, so a stack seen
+ * before costs a lookup per frame. The signal handler does not use it (it may interrupt a writer). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -173,11 +177,9 @@ struct fde {
     const uint8_t *insns, *end;
 };
 
-static int find_fde(uintptr_t pc, struct fde *f)
+static int find_fde(uintptr_t pc, const struct dl_find_object *o, struct fde *f)
 {
-    struct dl_find_object o;
-    if (_dl_find_object((void *)pc, &o) != 0 || !o.dlfo_eh_frame) return -1;
-    const uint8_t *hdr = o.dlfo_eh_frame, *p = hdr + 4;
+    const uint8_t *hdr = o->dlfo_eh_frame, *p = hdr + 4;
     uintptr_t h = (uintptr_t)hdr, eh_frame, count;
     if (hdr[0] != 1 || hdr[3] != 0x3b) return -1; /* table: datarel sdata4 pairs, what every linker writes */
     if (read_enc(&p, hdr + 24, hdr[1], h, &eh_frame) < 0 || read_enc(&p, hdr + 24, hdr[2], h, &count) < 0)
@@ -465,12 +467,99 @@ static int eval(const uint8_t *p, uint64_t len, const struct unw_regs *regs, con
 #undef NEED
 }
 
+/* ---- the cache of simple rows ---- */
+
+#define SAVED 6
+static const uint8_t saved_regs[SAVED] = {6, 3, 12, 13, 14, 15}; /* rbp, rbx, r12-r15: callee-saved */
+#define OFF_SAME 0x7fff
+#define OFF_UNDEF 0x7ffe
+
+struct unw_cache_entry {
+    uintptr_t pc;      /* the lookup pc (a return address - 1, or exact) */
+    const void *map;   /* its module's link map: a module unloaded and another loaded there is another key */
+    int32_t cfa_off;
+    uint8_t cfa_reg;
+    uint8_t pad;
+    int16_t ra_off;
+    int16_t off[SAVED];
+};
+
+#define CACHE_ENTRIES 4096
+
+static struct unw_cache_entry *cache_slot(uintptr_t pc)
+{
+    struct unw_cache_entry *c = agent_g.unwind_cache;
+    return c ? &c[(pc * 0x9E3779B97F4A7C15ull) >> (64 - 12)] : NULL;
+}
+
+int unwind_cache_init(void)
+{
+    if (!agent_g.unwind_cache) agent_g.unwind_cache = agent_map(CACHE_ENTRIES * sizeof(struct unw_cache_entry));
+    return agent_g.unwind_cache ? 0 : -1;
+}
+
+static int fits16(int64_t v) { return v > -0x7ff0 && v < 0x7ff0; }
+
+/* Whether a row is one the cache can hold, and the entry if so. */
+static int cache_row(const struct row *row, const struct cie *c, struct unw_cache_entry *e)
+{
+    if (c->signal || row->cfa_is_expr || (row->cfa_reg != 6 && row->cfa_reg != SP) || c->ra != RA ||
+        row->r[RA].kind != R_OFF || !fits16(row->r[RA].off) || row->cfa_off > INT32_MAX || row->cfa_off < INT32_MIN)
+        return 0;
+    for (unsigned i = 0; i < UNW_NREGS; i++) {
+        int k = -1;
+        for (int j = 0; j < SAVED; j++)
+            if (saved_regs[j] == i) k = j;
+        if (i == RA) continue;
+        if (k < 0) {
+            if (row->r[i].kind != R_SAME) return 0; /* caller-saved registers with rules: not simple */
+            continue;
+        }
+        const struct rule *ru = &row->r[i];
+        if (ru->kind == R_SAME) e->off[k] = OFF_SAME;
+        else if (ru->kind == R_UNDEF) e->off[k] = OFF_UNDEF;
+        else if (ru->kind == R_OFF && fits16(ru->off)) e->off[k] = (int16_t)ru->off;
+        else return 0;
+    }
+    e->cfa_reg = (uint8_t)row->cfa_reg;
+    e->cfa_off = (int32_t)row->cfa_off;
+    e->ra_off = (int16_t)row->r[RA].off;
+    return 1;
+}
+
+static int cache_apply(const struct unw_cache_entry *e, struct unw_regs *r, const struct mem *m, int *exact)
+{
+    if (!(r->valid & (1u << e->cfa_reg))) return -1;
+    uintptr_t cfa = r->r[e->cfa_reg] + (uintptr_t)(intptr_t)e->cfa_off, ra;
+    if (rd(m, cfa + (uintptr_t)(intptr_t)e->ra_off, &ra) < 0 || cfa <= r->r[SP]) return -1;
+    for (int k = 0; k < SAVED; k++) {
+        unsigned reg = saved_regs[k];
+        if (e->off[k] == OFF_SAME) continue;
+        uintptr_t v;
+        if (e->off[k] != OFF_UNDEF && rd(m, cfa + (uintptr_t)(intptr_t)e->off[k], &v) == 0) {
+            r->r[reg] = v;
+            r->valid |= 1u << reg;
+        } else {
+            r->valid &= ~(1u << reg);
+        }
+    }
+    r->r[SP] = cfa;
+    r->r[RA] = ra;
+    r->valid |= (1u << SP) | (1u << RA);
+    *exact = 0;
+    return 1;
+}
+
 /* One frame up. Returns 1, 0 at the outermost frame (return address undefined), -1 when it cannot go on. */
-static int step(struct unw_regs *r, const struct mem *m, int *exact)
+static int step(struct unw_regs *r, const struct mem *m, int *exact, int use_cache)
 {
     uintptr_t pc = r->r[RA], lookup = *exact ? pc : pc - 1;
+    struct dl_find_object o;
+    if (_dl_find_object((void *)lookup, &o) != 0 || !o.dlfo_eh_frame) return -1;
+    struct unw_cache_entry *ce = use_cache ? cache_slot(lookup) : NULL;
+    if (ce && ce->pc == lookup && ce->map == o.dlfo_link_map) return cache_apply(ce, r, m, exact);
     struct fde f;
-    if (find_fde(lookup, &f) < 0) return -1;
+    if (find_fde(lookup, &o, &f) < 0) return -1;
     struct row init, row;
     memset(&init, 0, sizeof init);
     if (execute(f.cie.insns, f.cie.end, &f.cie, 0, ~(uintptr_t)0, &init, NULL) < 0) return -1;
@@ -515,13 +604,19 @@ static int step(struct unw_regs *r, const struct mem *m, int *exact)
     if (!(nr.valid & (1u << RA))) return -1;
     /* Frames go up the stack; only a signal frame may jump elsewhere (the interrupted context's stack). */
     if (!f.cie.signal && nr.r[SP] <= r->r[SP]) return -1;
+    struct unw_cache_entry e;
+    if (ce && cache_row(&row, &f.cie, &e)) {
+        e.pc = lookup;
+        e.map = o.dlfo_link_map;
+        *ce = e;
+    }
     *exact = f.cie.signal;
     *r = nr;
     return 1;
 }
 
 int unwind_regs(struct unw_regs *regs, uintptr_t lo, uintptr_t hi, const unsigned char *base, uintptr_t *pcs,
-                int max)
+                int max, int use_cache)
 {
     struct mem m = {lo, hi, base};
     int n = 0, exact = 1;
@@ -529,7 +624,7 @@ int unwind_regs(struct unw_regs *regs, uintptr_t lo, uintptr_t hi, const unsigne
         uintptr_t pc = regs->r[RA];
         if (pc < 4096) break;
         pcs[n++] = pc;
-        if (step(regs, &m, &exact) <= 0) break;
+        if (step(regs, &m, &exact, use_cache) <= 0) break;
     }
     return n;
 }
@@ -576,20 +671,20 @@ static size_t copy_stack(uintptr_t sp, unsigned char *buf)
     return r > 0 ? (size_t)r : 0;
 }
 
-static int unwind_from(struct unw_regs *r, uintptr_t *pcs, int max, int skip_self)
+static int unwind_from(struct unw_regs *r, uintptr_t *pcs, int max, int skip_self, int use_cache)
 {
     uintptr_t sp = r->r[SP], top = stack_top(sp);
     uintptr_t tmp[AGENT_MAX_FRAMES + 8];
     int want = max + (skip_self ? 8 : 0), n;
     if (want > (int)(sizeof tmp / sizeof tmp[0])) want = (int)(sizeof tmp / sizeof tmp[0]);
     if (top) {
-        n = unwind_regs(r, sp, top, (const unsigned char *)sp, tmp, want);
+        n = unwind_regs(r, sp, top, (const unsigned char *)sp, tmp, want, use_cache);
     } else {
         int s = scratch_claim();
         if (s < 0) return 0;
         unsigned char *buf = agent_g.scratch + (size_t)s * SCRATCH_BYTES;
         size_t got = copy_stack(sp, buf);
-        n = unwind_regs(r, sp, sp + got, buf, tmp, want);
+        n = unwind_regs(r, sp, sp + got, buf, tmp, want, use_cache);
         scratch_release(s);
     }
     int i = 0, out = 0;
@@ -599,7 +694,7 @@ static int unwind_from(struct unw_regs *r, uintptr_t *pcs, int max, int skip_sel
     return out;
 }
 
-__attribute__((noinline)) int unwind_here(uintptr_t *pcs, int max)
+__attribute__((noinline)) int unwind_here(uintptr_t *pcs, int max, int use_cache)
 {
     struct unw_regs r;
     memset(&r, 0, sizeof r);
@@ -618,7 +713,7 @@ __attribute__((noinline)) int unwind_here(uintptr_t *pcs, int max)
                      :
                      : "rax");
     r.valid = (1u << RA) | (1u << SP) | (1u << 6) | (1u << 3) | (1u << 12) | (1u << 13) | (1u << 14) | (1u << 15);
-    return unwind_from(&r, pcs, max, 1);
+    return unwind_from(&r, pcs, max, 1, use_cache);
 }
 
 int unwind_context(const void *ucontext, uintptr_t *pcs, int max)
@@ -631,7 +726,7 @@ int unwind_context(const void *ucontext, uintptr_t *pcs, int max)
     struct unw_regs r;
     for (int i = 0; i < UNW_NREGS; i++) r.r[i] = (uintptr_t)g[map[i]];
     r.valid = (1u << UNW_NREGS) - 1;
-    return unwind_from(&r, pcs, max, 0);
+    return unwind_from(&r, pcs, max, 0, 0);
 }
 
 int unwind_scratch_init(void)
