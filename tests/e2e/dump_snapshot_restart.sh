@@ -3,7 +3,9 @@
 # stopped. A 3 s clock_nanosleep interrupted half-way ends on time, without EINTR (restarted through its restart
 # block, not from scratch); a blocked read() returns the data written later; a waitpid(-1) loop, and a thread
 # polling waitpid(-1, WNOHANG), never see the copy, and no zombie remains; a pipe the process closes while the copy
-# exists reaches EOF at once (the copy shares the descriptor table, it holds no descriptor of its own).
+# exists reaches EOF at once (the copy shares the descriptor table, it holds no descriptor of its own); signals
+# that arrive during the pauses all reach the process (the main thread runs the calls with every signal blocked:
+# they wait, then are delivered).
 . "$(dirname "$0")/../lib.sh"
 
 mkfifo "$TMP/data" "$TMP/control" "$TMP/hold"
@@ -103,4 +105,24 @@ sleep 0.3
 check "waiting: waitpid(-1) and the WNOHANG poll never saw a copy" bash -c "! grep -Eq '^(waited|polled)' '$TMP/wait.out'"
 check "waiting: no zombie, only the process's own child" test "$(children "$P")" = "$CHILD:S"
 stop_pid "$P"
+
+# ---- signals arriving during the pauses ----
+start_target sigcount "$TARGETS/sigcount"; P=$TARGET_PID
+wait_ready sigcount || fail "target did not start"
+(for i in $(seq 10000); do kill -s RTMIN "$P"; done) &
+SENDER=$!
+PIDS+=("$SENDER")
+bad=0 snaps=0
+for i in $(seq 15); do
+    "$DIAGTOP" dump --json -o "$TMP/sig.core" "$P" >"$TMP/sig.json" 2>&1 || bad=$((bad + 1))
+    grep -q '"mode":"snapshot"' "$TMP/sig.json" && snaps=$((snaps + 1))
+    rm -f "$TMP/sig.core"
+done
+wait "$SENDER"
+sleep 0.3
+kill -USR2 "$P"
+for i in $(seq 30); do grep -q '^count' "$TMP/sigcount.out" && break; sleep 0.1; done
+check "15 dumps while signals arrive succeed, mostly snapshots ($snaps)" test "$bad" -eq 0 -a "$snaps" -ge 8
+check "all 10000 signals reached the process ($(grep '^count' "$TMP/sigcount.out"))" grep -qx 'count 10000' "$TMP/sigcount.out"
+check "no copy left" test -z "$(children "$P")"
 finish
