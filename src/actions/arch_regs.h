@@ -54,7 +54,7 @@ struct arch_inject_sites {
 void arch_inject_scan(const unsigned char *code, size_t n, unsigned long long addr, struct arch_inject_sites *s);
 /* The bytes site k must hold (checked again during the stop, just before use). */
 const unsigned char *arch_inject_site_bytes(enum arch_site k, size_t *len);
-/* Bytes below the stack pointer the frames never touch (x86_64: the 128-byte red zone and a margin). */
+/* Bytes below a stack pointer the frames never touch (x86_64: the 128-byte red zone and a margin). */
 #define ARCH_STACK_SKIP 384
 struct arch_inject_frames {
     unsigned char *data; /* len bytes to write at addr in the target (malloc'd) */
@@ -63,10 +63,13 @@ struct arch_inject_frames {
     unsigned long long thread_sp; /* the injected thread's stack pointer: its recovery frame */
     unsigned long long copy_sp;   /* a clone's stack pointer: the frame that exits */
 };
-/* Frames for a thread whose state is saved (registers as read at its stop), with signal mask sigmask, placed
- * below saved's stack pointer minus ARCH_STACK_SKIP. Returns 0, -ENOMEM or -EINVAL (not a 64-bit thread). */
+/* Bytes the frames of a thread whose state is saved take at most. */
+size_t arch_inject_frames_size(const struct arch_core_regs *saved);
+/* Frames for a thread whose state is saved (registers as read at its stop), with signal mask sigmask, ending
+ * below top (memory no one uses: below the thread's own stack pointer, or stack pages never touched). Returns 0,
+ * -ENOMEM or -EINVAL (not a 64-bit thread). */
 int arch_inject_frames_build(struct arch_inject_frames *f, const struct arch_core_regs *saved,
-                             unsigned long long sigmask, const struct arch_inject_sites *s);
+                             unsigned long long sigmask, const struct arch_inject_sites *s, unsigned long long top);
 void arch_inject_frames_free(struct arch_inject_frames *f);
 /* Registers that run system call `placeholder` with args from the syscall site, on stack pointer sp: the
  * placeholder (one without effect) is what runs if diagtop dies before the entry stop, where arch_inject_set_nr

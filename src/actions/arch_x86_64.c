@@ -158,24 +158,45 @@ static void frame_restart(struct k_sigcontext *sc, const struct user_regs_struct
     }
 }
 
+/* The FPU state as the kernel's own signal frames hold it: XSAVE layout whose software bytes (copied by
+ * PTRACE_GETREGSET from the kernel's) give the size, then the second magic word; FXSAVE only without them.
+ * Returns the bytes to copy from (NULL: none), with *len and the frame's *fp_len; *xsize 0 for FXSAVE only. */
+static const unsigned char *frame_fpu(const struct arch_core_regs *saved, size_t *len, size_t *fp_len, uint32_t *xsize)
+{
+    const unsigned char *fx = saved->xstate ? saved->xstate : saved->have_fp ? saved->fp : NULL;
+    *len = *fp_len = saved->xstate ? saved->xstate_len : saved->have_fp ? sizeof saved->fp : 0;
+    *xsize = 0;
+    uint32_t magic1 = 0, size = 0;
+    if (saved->xstate && *len >= SW_RESERVED + 24) {
+        memcpy(&magic1, fx + SW_RESERVED, 4);
+        memcpy(&size, fx + SW_RESERVED + 16, 4);
+        if (magic1 == FP_XSTATE_MAGIC1 && size <= *len) {
+            *fp_len = (size_t)size + 4;
+            *xsize = size;
+        }
+    }
+    return fx;
+}
+
+size_t arch_inject_frames_size(const struct arch_core_regs *saved)
+{
+    size_t len, fp_len;
+    uint32_t xsize;
+    frame_fpu(saved, &len, &fp_len, &xsize);
+    return fp_len + 2 * sizeof(struct k_rt_sigframe) + 4 * 64;
+}
+
 int arch_inject_frames_build(struct arch_inject_frames *f, const struct arch_core_regs *saved,
-                             unsigned long long sigmask, const struct arch_inject_sites *s)
+                             unsigned long long sigmask, const struct arch_inject_sites *s, unsigned long long top)
 {
     memset(f, 0, sizeof *f);
     const struct user_regs_struct *g = &saved->gp;
     if (g->cs != USER_CS) return -EINVAL; /* a 32-bit thread: another frame and other call numbers */
-    /* The FPU state as the kernel's own signal frames hold it: XSAVE layout whose software bytes (copied by
-     * PTRACE_GETREGSET from the kernel's) give the size, then the second magic word; FXSAVE only without them. */
-    const unsigned char *fx = saved->xstate ? saved->xstate : saved->have_fp ? saved->fp : NULL;
-    size_t fx_len = saved->xstate ? saved->xstate_len : saved->have_fp ? sizeof saved->fp : 0, fp_len = fx_len;
-    uint32_t magic1 = 0, xsize = 0;
-    if (saved->xstate && fx_len >= SW_RESERVED + 24) {
-        memcpy(&magic1, fx + SW_RESERVED, 4);
-        memcpy(&xsize, fx + SW_RESERVED + 16, 4);
-        if (magic1 == FP_XSTATE_MAGIC1 && xsize <= fx_len) fp_len = (size_t)xsize + 4;
-        else magic1 = 0;
-    }
-    unsigned long long top = (g->rsp - ARCH_STACK_SKIP) & ~63ULL;
+    size_t fx_len, fp_len;
+    uint32_t xsize;
+    const unsigned char *fx = frame_fpu(saved, &fx_len, &fp_len, &xsize);
+    uint32_t magic1 = xsize ? FP_XSTATE_MAGIC1 : 0;
+    top &= ~63ULL;
     unsigned long long fp_at = fx ? (top - fp_len) & ~63ULL : top; /* XRSTOR wants 64-byte alignment */
     unsigned long long thread_at = (fp_at - sizeof(struct k_rt_sigframe)) & ~15ULL;
     unsigned long long copy_at = (thread_at - sizeof(struct k_rt_sigframe) - 64) & ~15ULL;

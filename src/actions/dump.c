@@ -582,7 +582,9 @@ static int unfaithful_find(const struct dump_maps *dm, const unsigned char *ff, 
         const struct dump_map *m = &dm->maps[i];
         unsigned long long len = elfcore_filesz(m);
         set->of_map[i] = -1;
-        if (len == 0 || !(m->shared || (ff && ff[i]))) continue;
+        /* A read-only shared mapping holds what the file holds, for the copy as for the process. */
+        int shared_written = m->shared && m->perms[1] == 'w';
+        if (len == 0 || !(shared_written || (ff && ff[i]))) continue;
         enum dump_region_kind k = ff && (ff[i] & FORK_DONTFORK) ? DUMP_REGION_DONTFORK
                                   : ff && (ff[i] & FORK_WIPE) ? DUMP_REGION_WIPEONFORK
                                                               : DUMP_REGION_SHARED;
@@ -644,6 +646,7 @@ static void unfaithful_report(const struct unfaithful_set *set, const struct dum
         struct dump_region *g = &r->regions[r->nregions++];
         g->start = m->start;
         g->end = m->end;
+        g->bytes = set->u[i].len;
         snprintf(g->path, sizeof g->path, "%s", m->path ? m->path : "");
         g->kind = set->u[i].kind;
         g->consistent = set->u[i].held != NULL;

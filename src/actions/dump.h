@@ -34,10 +34,11 @@ struct dump_options {
     void *progress_arg;
 };
 
-/* A dumped region a snapshot does not hold as it was at the pause. */
+/* A dumped region a snapshot does not hold as it was at the pause (a MAP_SHARED one only when writable). */
 enum dump_region_kind { DUMP_REGION_SHARED, DUMP_REGION_DONTFORK, DUMP_REGION_WIPEONFORK };
 struct dump_region {
     unsigned long long start, end;
+    unsigned long long bytes; /* of it in the core */
     char path[256];
     enum dump_region_kind kind;
     int consistent; /* copied from the process during the pause; else read while it ran */

@@ -274,17 +274,84 @@ static int inject_options(struct inject *in, char *err, size_t errlen)
     return -e;
 }
 
-/* 2. The recovery frames below the thread's stack pointer, inside [stack]: unused memory by the ABI. */
+/* Whether the pages of [from, to) were never touched: neither present nor swapped (pagemap), so no one keeps
+ * anything there. */
+static int untouched(int pid, unsigned long long from, unsigned long long to)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/pagemap", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), ok = fd >= 0;
+    for (unsigned long long a = from & ~4095ULL; ok && a < to; a += 4096) {
+        unsigned long long e;
+        ok = pread(fd, &e, sizeof e, (off_t)(a / 4096 * 8)) == (ssize_t)sizeof e && !(e & (3ULL << 62));
+    }
+    if (fd >= 0) close(fd);
+    return ok;
+}
+
+/* The area at the bottom of [stack] starts with this header: what diagtop wrote there last, so that the next
+ * snapshot may use the area again if it still holds exactly that (touched by diagtop, by no one else). */
+#define AREA_MAGIC "diagtop frames 1"
+struct area_header {
+    char magic[16];
+    unsigned long long len, hash; /* the area's bytes, an FNV-1a hash of those after the header */
+};
+
+static unsigned long long fnv1a(const unsigned char *p, size_t n)
+{
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The area [from, from + len) is free: never touched, or just as diagtop's last snapshot left it. */
+static int area_free(int pid, int mem_fd, unsigned long long from, size_t len)
+{
+    if (untouched(pid, from, from + len)) return 1;
+    unsigned char *old = malloc(len);
+    int ok = old && pread(mem_fd, old, len, (off_t)from) == (ssize_t)len;
+    struct area_header h;
+    if (ok) memcpy(&h, old, sizeof h);
+    ok = ok && memcmp(h.magic, AREA_MAGIC, sizeof h.magic) == 0 && h.len == len &&
+         h.hash == fnv1a(old + sizeof h, len - sizeof h);
+    free(old);
+    return ok;
+}
+
+/* 2. The recovery frames, in memory of the process no one uses, inside [stack]: below the main thread's stack
+ * pointer when it is there (the ABI leaves it free), else (a Go program's main thread runs goroutines on heap
+ * stacks; a handler may run on an alternate stack) in an area at the bottom of [stack], one page up: pages never
+ * touched (a Go runtime's first thread keeps to the 64 KiB under its initial stack pointer, the kernel maps
+ * 128 KiB), or left exactly as diagtop's last snapshot wrote them. */
 static int inject_frames(struct inject *in, const struct arch_core_regs *core, struct arch_inject_frames *f,
                          int mem_fd, char *err, size_t errlen)
 {
-    int rc = arch_inject_frames_build(f, core, in->sigmask, &in->plan->sites);
+    const struct snapshot_plan *p = in->plan;
+    unsigned long long sp = arch_regs_sp(&in->saved), need = arch_inject_frames_size(core);
+    unsigned long long area = p->stack_lo + 4096, len = (sizeof(struct area_header) + need + 4095) & ~4095ULL;
+    int below_sp = sp > p->stack_lo + ARCH_STACK_SKIP + need && sp <= p->stack_hi;
+    if (!below_sp && !(area + len < p->stack_hi && (sp < p->stack_lo || sp > area + len + ARCH_STACK_SKIP) &&
+                       area_free(in->pid, mem_fd, area, (size_t)len))) {
+        snprintf(err, errlen, "no free room for the recovery frame in the main thread's [stack]");
+        return -EAGAIN;
+    }
+    int rc = arch_inject_frames_build(f, core, in->sigmask, &p->sites, below_sp ? sp - ARCH_STACK_SKIP : area + len);
     if (rc == -EINVAL) snprintf(err, errlen, "thread %d is not a 64-bit thread", in->tid);
     else if (rc < 0) snprintf(err, errlen, "out of memory");
     if (rc < 0) return rc;
-    if (f->addr < in->plan->stack_lo || core->gp.rsp > in->plan->stack_hi || core->gp.rsp < in->plan->stack_lo) {
-        snprintf(err, errlen, "the main thread is not on its [stack] (in a signal handler on another stack?)");
-        return -EAGAIN;
+    if (!below_sp) { /* the whole area, with its header */
+        unsigned char *a = calloc(1, (size_t)len);
+        if (!a) {
+            snprintf(err, errlen, "out of memory");
+            return -ENOMEM;
+        }
+        memcpy(a + (f->addr - area), f->data, f->len);
+        struct area_header h = {AREA_MAGIC, len, fnv1a(a + sizeof h, (size_t)len - sizeof h)};
+        memcpy(a, &h, sizeof h);
+        free(f->data);
+        f->data = a;
+        f->addr = area;
+        f->len = (size_t)len;
     }
     if (pwrite(mem_fd, f->data, f->len, (off_t)f->addr) != (ssize_t)f->len) {
         snprintf(err, errlen, "cannot write the recovery frame into %d: %s", in->pid, strerror(errno));

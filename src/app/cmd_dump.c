@@ -136,7 +136,7 @@ static void print_summary(const struct dump_result *r)
         printf("  %s 0x%llx-0x%llx %s (%s, %.1f MiB)\n",
                g->consistent ? "copied during the pause:" : "not snapshot-consistent, read while the process ran:",
                g->start, g->end, safe[0] ? safe : "[anon]", dump_region_kind_name(g->kind),
-               (g->end - g->start) / 1048576.0);
+               g->bytes / 1048576.0);
     }
     if (r->regions_total > r->nregions) printf("  and %d more such regions\n", r->regions_total - r->nregions);
     if (r->zombie[0]) {
@@ -290,6 +290,7 @@ int cmd_dump(int argc, char **argv)
             cJSON_AddStringToObject(e, "start", a);
             snprintf(a, sizeof a, "0x%llx", g->end);
             cJSON_AddStringToObject(e, "end", a);
+            json_add_u64(e, "bytes", g->bytes);
             json_add_bytes(e, "path", g->path, strlen(g->path));
             cJSON_AddStringToObject(e, "kind", dump_region_kind_name(g->kind));
             cJSON_AddBoolToObject(e, "consistent", g->consistent);

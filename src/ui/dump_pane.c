@@ -104,7 +104,7 @@ static void render(struct pane *p)
             text_sanitize_display(name, sizeof name, g->path[0] ? g->path : "[anon]", strlen(g->path[0] ? g->path : "[anon]"));
             text_lines_add(&tl, "Region         0x%llx-0x%llx %s (%s, %.1f MiB): %s", g->start, g->end,
                            name, dump_region_kind_name(g->kind),
-                           (g->end - g->start) / 1048576.0,
+                           g->bytes / 1048576.0,
                            g->consistent ? "copied during the pause" : "read while the process ran, not snapshot-consistent");
         }
         if (r->zombie[0]) text_lines_add(&tl, "Warning        %s", r->zombie);

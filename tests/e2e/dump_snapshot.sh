@@ -123,6 +123,19 @@ check "--snapshot on a stopped process: fails with the reason, no file" bash -c 
 kill -CONT "$P"
 gdb_check "$TMP/stopped.core" "stopped process"
 sleep 0.5
+# A Go program: its main thread runs goroutines on heap stacks, so the recovery frames go to never-touched pages
+# at the bottom of [stack], and later snapshots find them as diagtop left them.
+start_target go "$TARGETS/gostacks"; G=$TARGET_PID
+wait_ready go || fail "Go target did not start"
+for i in 1 2 3; do
+    "$DIAGTOP" dump --snapshot --json -o "$TMP/go$i.core" "$G" >"$TMP/go$i.json" 2>&1
+    check "Go, snapshot $i: written, its copy reaped" json_eval "$TMP/go$i.json" "last['mode'] == 'snapshot' and last['zombie'] is None"
+    check "Go, snapshot $i: gdb shows every thread" test "$(gdb -nx -batch "$TARGETS/gostacks" "$TMP/go$i.core" \
+        -ex 'info threads' 2>&1 | grep -cE '^[* ] +[0-9]+ +LWP ')" -eq "$(ls /proc/$G/task | wc -l)"
+    rm -f "$TMP/go$i.core"
+done
+check "Go: the process runs untraced, without a child" bash -c "$(declare -f untraced children); untraced $G && [ -z \"\$(children $G)\" ]"
+
 check "the target counted on undisturbed through every dump" bash -c "kill -0 $P && ! grep -q BAD '$TMP/snapcheck.out'"
 check "no core or partial file left besides the ones written" bash -c "! ls -a '$TMP' | grep -q partial"
 finish

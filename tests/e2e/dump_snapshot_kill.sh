@@ -89,6 +89,18 @@ cat "$TMP/steps.txt" | sed 's/^/  /'
 check "killed at each of the $(echo $STEPS | wc -w) steps: the process lives on, untraced, every copy dead" \
     test "$(grep -c '^ok ' "$TMP/steps.txt")" -eq "$(echo $STEPS | wc -w)"
 
+# The same steps with a Go program, whose frames go to the bottom of [stack] (its main thread runs goroutines).
+start_target go "$TARGETS/gostacks"; G=$TARGET_PID
+wait_ready go || fail "Go target did not start"
+python3 "$TMP/kill.py" "$DIAGTOP" "$G" "$TMP" steps $STEPS >"$TMP/gosteps.txt" 2>&1
+check "a Go program killed at each step: it lives on, untraced, every copy dead" \
+    test "$(grep -c '^ok ' "$TMP/gosteps.txt")" -eq "$(echo $STEPS | wc -w)"
+grep '^FAIL' "$TMP/gosteps.txt" | sed 's/^/  /'
+"$DIAGTOP" dump --snapshot --json -o "$TMP/goafter.core" "$G" >"$TMP/goafter.json" 2>&1
+check "Go: a snapshot still works afterwards" json_eval "$TMP/goafter.json" "last['mode'] == 'snapshot'"
+rm -f "$TMP/goafter.core"
+stop_pid "$G"
+
 # How long a dump takes here, so that the kills fall inside it.
 T0=$(date +%s%N)
 "$DIAGTOP" dump --snapshot -o "$TMP/timing.core" "$P" >/dev/null 2>&1
