@@ -135,11 +135,14 @@ int snapshot_prepare(int pid, struct snapshot_plan *p, char *why, size_t whylen)
         snprintf(why, whylen, "no process %d", pid);
         return -ESRCH;
     }
-    const char *state = strstr(status, "\nState:");
-    int stopped = state && (strncmp(state + 8, "T", 1) == 0 || strstr(state, "\tT (") == state + 7);
+    const char *state = strstr(status, "\nState:\t");
+    int stopped = state && state[8] == 'T';
     int seccomp = status_int(status, "\nSeccomp:");
-    const char *features = strstr(status, "\nx86_Thread_features:");
-    int shstk = features && strstr(features, "shstk") && strstr(features, "shstk") < strchr(features + 1, '\n');
+    /* A shadow stack would refuse the site's `ret` into the rt_sigreturn sequence (kernels with user shadow
+     * stacks list it here). */
+    char *features = strstr(status, "\nx86_Thread_features:");
+    if (features && strchr(features + 1, '\n')) *strchr(features + 1, '\n') = '\0';
+    int shstk = features && strstr(features, "shstk");
     free(status);
     if (stopped) {
         snprintf(why, whylen, "the process is stopped (SIGSTOP): it is copied as it is and left stopped");
