@@ -186,7 +186,6 @@ static void agent_init_late(void)
     agent_tls.guard++;
     if (pthread_key_create(&agent_g.flush_key, flush_at_exit) == 0) agent_g.flush_key_made = 1;
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    exec_resolve();
     Dl_info info;
     if (dladdr((void *)agent_init_late, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
     agent_tls.guard--;

@@ -57,7 +57,6 @@ struct agent_real {
 /* ---- the one global state ---- */
 
 struct agent_cpu_slot;
-struct agent_cpu_timer;
 struct unw_cache_entry;
 struct agent_live_table;
 struct agent_stacks;
@@ -74,7 +73,6 @@ struct agent {
     struct agent_real real;   /* resolved by agent_resolve (free last: the others are set when it is) */
     unsigned char boot[1 << 20] __attribute__((aligned(4096))); /* allocations before real is known, never freed */
     size_t boot_used;         /* atomic */
-    void *exec_fn[5];         /* the real execve, execv, execvp, execvpe, fexecve (exec.c) */
     pthread_key_t flush_key;  /* its destructor flushes an exiting thread's counters */
     int flush_key_made, atfork_done;
     int64_t start_ns;         /* CLOCK_MONOTONIC at init */
@@ -111,8 +109,6 @@ struct agent {
     uint32_t cpu_nslots;
     uint64_t cpu_head, cpu_tail; /* atomic: claimed by handlers / consumed by the listener */
     uint64_t cpu_lost;        /* atomic */
-    struct agent_cpu_timer *cpu_timers; /* the running profile's timers (atomic), for exec hooks */
-    int cpu_ntimers;
 
     /* Scratch copies of stacks whose bounds are not known (unwind.c): claimed with an atomic flag each. */
     unsigned char *scratch;
@@ -131,9 +127,6 @@ int64_t agent_now_ns(int clock);
 void agent_flush(struct agent_thread *t);
 /* One line on stderr, with write(2) (no stdio, no allocation). */
 void agent_say(const char *a, const char *b, const char *c);
-
-/* ---- exec.c ---- */
-void exec_resolve(void);
 
 /* ---- hooks.c ---- */
 /* Resolves the real allocator with dlsym(RTLD_NEXT); allocations made meanwhile come from a static buffer. */
@@ -232,8 +225,6 @@ void malloc_trim_reply(struct reply *r);
  * -errno with why. */
 int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, char *why, size_t whylen);
 void cpuprof_after_fork_child(void);
-/* Before this thread execs: no SIGPROF may be pending or come (it would kill the new image). */
-void cpuprof_before_exec(void);
 
 /* ---- small helpers (agent.c) ---- */
 /* mmap'd zeroed memory (MAP_NORESERVE: only pages touched count), NULL on failure. */

@@ -2,7 +2,11 @@
  * SIGPROF every 1/hz s of CPU it uses; the handler unwinds the interrupted context (unwind_context: no lock, no
  * allocation) into a slot of a bounded ring claimed with a compare-and-swap, and the listener thread drains the
  * ring into distinct (thread, stack) counts. Threads started during the profile are found by listing
- * /proc/self/task every 100 ms. The listener's own thread is not profiled. */
+ * /proc/self/task every 100 ms. The listener's own thread is not profiled.
+ *
+ * Exec: a thread that execs while profiled takes no SIGPROF with it into the new image (where it is fatal): the
+ * kernel deletes POSIX timers at exec and flushes the signals they queued (flush_itimer_signals); fork's child has
+ * neither. tests/e2e/agent_stress.sh has a program exec itself under a 1000 Hz profile. */
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
@@ -65,7 +69,7 @@ struct agg_entry {
 
 struct agent_cpu_timer {
     pid_t tid;
-    int timer; /* kernel timer id, -1 once deleted (by the end of the profile, or by the thread's exec) */
+    int timer; /* kernel timer id */
     char name[16];
 };
 
@@ -76,7 +80,7 @@ struct profile {
     uintptr_t *pcs;
     size_t npcs;
     uint64_t lost;
-    struct agent_cpu_timer *threads; /* published in agent_g for exec hooks */
+    struct agent_cpu_timer *threads;
     int nthreads;
     long period_ns;
     size_t bytes;
@@ -149,7 +153,7 @@ static int timer_for(struct profile *p, pid_t tid)
     struct agent_cpu_timer *t = &p->threads[p->nthreads];
     t->tid = tid;
     t->timer = id;
-    __atomic_store_n(&agent_g.cpu_ntimers, ++p->nthreads, __ATOMIC_RELEASE);
+    p->nthreads++;
     char path[64], name[32];
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
     ssize_t n = agent_read_file(path, name, sizeof name);
@@ -238,8 +242,6 @@ int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, ch
     p.e = (struct agg_entry *)(p.map + sb);
     p.pcs = (uintptr_t *)(p.map + sb + eb);
     p.threads = (struct agent_cpu_timer *)(p.map + sb + eb + pb);
-    __atomic_store_n(&agent_g.cpu_ntimers, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&agent_g.cpu_timers, p.threads, __ATOMIC_RELEASE);
     p.period_ns = 1000000000L / hz;
 
     __atomic_store_n(&agent_g.cpu_tail, __atomic_load_n(&agent_g.cpu_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
@@ -266,10 +268,7 @@ int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, ch
         drain(&p);
     }
     __atomic_store_n(&agent_g.cpu_active, 0, __ATOMIC_RELEASE);
-    for (int i = 0; i < p.nthreads; i++) {
-        int id = __atomic_exchange_n(&p.threads[i].timer, -1, __ATOMIC_ACQ_REL);
-        if (id >= 0) syscall(SYS_timer_delete, id);
-    }
+    for (int i = 0; i < p.nthreads; i++) syscall(SYS_timer_delete, p.threads[i].timer);
     /* Handlers that claimed a slot before the flag went down finish within microseconds. */
     for (int i = 0; i < 50 && __atomic_load_n(&agent_g.cpu_tail, __ATOMIC_ACQUIRE) !=
                                  __atomic_load_n(&agent_g.cpu_head, __ATOMIC_ACQUIRE); i++) {
@@ -293,36 +292,8 @@ int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, ch
         reply_add(r, "sample %d %llu", (int)p.e[i].tid, (unsigned long long)p.e[i].count);
         reply_pcs(r, p.pcs + p.e[i].off, (int)p.e[i].depth);
     }
-    __atomic_store_n(&agent_g.cpu_ntimers, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&agent_g.cpu_timers, NULL, __ATOMIC_RELEASE);
-    /* An exec hook may still be reading the table: it stays mapped a moment (the thread is exec'ing anyway). */
-    struct timespec ms = {0, 5000000};
-    nanosleep(&ms, NULL);
     agent_unmap(p.map, p.bytes);
     return 0;
-}
-
-void cpuprof_before_exec(void)
-{
-    if (!agent_g.cpu_handler_installed) return;
-    /* A SIGPROF left pending would be delivered to the new image, where it is fatal: this thread's timer goes,
-     * and what it already sent is taken, with SIGPROF blocked meanwhile. */
-    sigset_t prof, old;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, &old);
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    struct agent_cpu_timer *t = __atomic_load_n(&agent_g.cpu_timers, __ATOMIC_ACQUIRE);
-    int n = __atomic_load_n(&agent_g.cpu_ntimers, __ATOMIC_ACQUIRE);
-    for (int i = 0; t && i < n; i++)
-        if (t[i].tid == tid) {
-            int id = __atomic_exchange_n(&t[i].timer, -1, __ATOMIC_ACQ_REL);
-            if (id >= 0) syscall(SYS_timer_delete, id);
-        }
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&prof, NULL, &zero) == SIGPROF)
-        ;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void cpuprof_after_fork_child(void)
