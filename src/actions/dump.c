@@ -196,13 +196,12 @@ static int load_process(int pid, struct core_process *p, char *err, size_t errle
 
 /* ---- while stopped: registers and memory ---- */
 
-/* Reading the process and writing the file overlap: the capture thread gathers chunks into free slots, two reader
- * threads read them (reading is the slower half: process_vm_readv's copy, or for a snapshot's copy /proc/PID/mem's
- * two copies a page), a writer thread drops zero pages and writes the rest, in the order of the slots. A chunk
+/* Reading the process and writing the file overlap: the capture thread reads chunks into free slots, a writer
+ * thread drops zero pages and writes the rest (process_vm_readv's copy and pwrite's copy into the page cache are
+ * most of a dump's time, in about equal parts). A chunk
  * gathers pages from as many mappings as fit, so that 70,000 one-page mappings cost a few hundred reads, hand-offs
  * and writes rather than 70,000 of each. */
 #define SLOTS 8
-#define READERS 2
 #define FALLOC_MIN (64 * PAGE)
 
 struct seg { /* n pages at addr, for file offset off */
@@ -215,8 +214,6 @@ struct slot {
     struct seg *segs;   /* CHUNK_PAGES at most: every segment has a page */
     int nseg;
     size_t npages;
-    int pid, mem_fd, vm_readv; /* where its pages are read from (the copier's source when it was queued) */
-    int ready;                 /* read: the writer's */
 };
 
 struct copier {
@@ -227,16 +224,16 @@ struct copier {
     unsigned long long zero_pfn; /* the shared zero page's frame; 0: unknown */
     unsigned long long *pm;           /* pagemap entries of PM_PAGES pages from page pm_first */
     unsigned long long pm_first, pm_n; /* pm_n 0: nothing read yet */
+    struct iovec *iov;                 /* CHUNK_PAGES remote ranges for one process_vm_readv */
     unsigned long long done, total, read, written;
     const struct dump_options *o;
     int error; /* errno of a failed write (set by the writer) */
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    /* A ring: count queued slots from head, the first taken of them claimed by readers. */
     struct slot slots[SLOTS];
-    int head, count, taken, finished, writer_running, readers_running;
+    int head, count, finished, writer_running;
     struct slot *filling; /* the free slot the capture thread is filling, not yet queued */
-    pthread_t writer, readers[READERS];
+    pthread_t writer;
 };
 
 static int page_is_zero(const unsigned char *p)
@@ -252,37 +249,37 @@ static int page_is_zero(const unsigned char *p)
  * process_vm_readv again from the next segment. Unreadable pages stay zero. */
 /* A copy is read through /proc/COPY/mem: process_vm_readv would pin, so unshare and copy, every page it still
  * shares copy-on-write with the process (notes/snapshot.md: 1 GiB more memory and 20 times slower). */
-static void read_slot_mem(struct slot *sl)
+static void read_slot_mem(struct copier *c, struct slot *sl)
 {
     unsigned char *p = sl->buf;
     for (int s = 0; s < sl->nseg; s++) {
         size_t n = sl->segs[s].n;
-        ssize_t got = pread(sl->mem_fd, p, n * PAGE, (off_t)sl->segs[s].addr);
+        ssize_t got = pread(c->mem_fd, p, n * PAGE, (off_t)sl->segs[s].addr);
         for (size_t i = got > 0 ? (size_t)got / PAGE : 0; i < n; i++) /* the rest page by page */
-            if (pread(sl->mem_fd, p + i * PAGE, PAGE, (off_t)(sl->segs[s].addr + i * PAGE)) != (ssize_t)PAGE)
+            if (pread(c->mem_fd, p + i * PAGE, PAGE, (off_t)(sl->segs[s].addr + i * PAGE)) != (ssize_t)PAGE)
                 memset(p + i * PAGE, 0, PAGE);
         p += n * PAGE;
     }
+    c->read += sl->npages * PAGE;
 }
 
-static void read_slot(struct slot *sl)
+static void read_slot(struct copier *c, struct slot *sl)
 {
-    if (!sl->vm_readv) {
-        read_slot_mem(sl);
+    if (!c->vm_readv) {
+        read_slot_mem(c, sl);
         return;
     }
-    struct iovec iov[CHUNK_PAGES]; /* the remote ranges of one process_vm_readv */
     size_t page = 0, in = 0; /* pages of the buffer filled; pages of segment s filled */
     int s = 0;
     while (s < sl->nseg) {
         int k = 0;
         for (int j = s; j < sl->nseg; j++, k++) {
             size_t skip = j == s ? in : 0;
-            iov[k].iov_base = (void *)(sl->segs[j].addr + skip * PAGE);
-            iov[k].iov_len = (sl->segs[j].n - skip) * PAGE;
+            c->iov[k].iov_base = (void *)(sl->segs[j].addr + skip * PAGE);
+            c->iov[k].iov_len = (sl->segs[j].n - skip) * PAGE;
         }
         struct iovec local = {sl->buf + page * PAGE, (sl->npages - page) * PAGE};
-        ssize_t got = process_vm_readv(sl->pid, &local, 1, iov, (unsigned long)k, 0);
+        ssize_t got = process_vm_readv(c->pid, &local, 1, c->iov, (unsigned long)k, 0);
         size_t ok = got > 0 ? (size_t)got / PAGE : 0;
         page += ok;
         while (s < sl->nseg && ok >= sl->segs[s].n - in) { /* whole segments read */
@@ -293,11 +290,12 @@ static void read_slot(struct slot *sl)
         in += ok;
         if (s == sl->nseg) break;
         for (; in < sl->segs[s].n; in++, page++)
-            if (pread(sl->mem_fd, sl->buf + page * PAGE, PAGE, (off_t)(sl->segs[s].addr + in * PAGE)) != (ssize_t)PAGE)
+            if (pread(c->mem_fd, sl->buf + page * PAGE, PAGE, (off_t)(sl->segs[s].addr + in * PAGE)) != (ssize_t)PAGE)
                 memset(sl->buf + page * PAGE, 0, PAGE);
         s++;
         in = 0;
     }
+    c->read += sl->npages * PAGE;
 }
 
 static int write_run(struct copier *c, const unsigned char *p, size_t len, unsigned long long at)
@@ -344,81 +342,40 @@ static int write_slot(struct copier *c, const struct slot *sl)
     return run ? write_run(c, run, run_len, run_at) : 0;
 }
 
-/* Takes the first queued slot no reader has, reads it, marks it ready; until the capture is finished. */
-static void *reader_main(void *arg)
-{
-    struct copier *c = arg;
-    pthread_mutex_lock(&c->lock);
-    for (;;) {
-        while (c->taken == c->count && !c->finished) pthread_cond_wait(&c->changed, &c->lock);
-        if (c->taken == c->count) break;
-        struct slot *sl = &c->slots[(c->head + c->taken++) % SLOTS];
-        pthread_mutex_unlock(&c->lock);
-        read_slot(sl);
-        pthread_mutex_lock(&c->lock);
-        sl->ready = 1;
-        c->read += sl->npages * PAGE;
-        pthread_cond_broadcast(&c->changed);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return NULL;
-}
-
-/* Writes the slots in their order as they are read. */
 static void *writer_main(void *arg)
 {
     struct copier *c = arg;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        while ((c->count == 0 && !c->finished) || (c->count > 0 && !c->slots[c->head].ready))
-            pthread_cond_wait(&c->changed, &c->lock);
+        while (c->count == 0 && !c->finished) pthread_cond_wait(&c->changed, &c->lock);
         if (c->count == 0) break;
         struct slot *sl = &c->slots[c->head];
         pthread_mutex_unlock(&c->lock);
         int rc = c->error ? 0 : write_slot(c, sl);
         pthread_mutex_lock(&c->lock);
         if (rc < 0 && !c->error) c->error = -rc;
-        sl->ready = 0;
         c->head = (c->head + 1) % SLOTS;
         c->count--;
-        c->taken--;
         pthread_cond_broadcast(&c->changed);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
 
-/* Queues the slot being filled for the readers, with the source its pages are read from. */
+/* Reads the slot being filled and queues it for the writer. */
 static void send_slot(struct copier *c)
 {
     struct slot *sl = c->filling;
     c->filling = NULL;
     if (!sl || sl->npages == 0) return;
-    sl->pid = c->pid;
-    sl->mem_fd = c->mem_fd;
-    sl->vm_readv = c->vm_readv;
-    sl->ready = 0;
+    read_slot(c, sl); /* the slot is ours until it is queued */
     pthread_mutex_lock(&c->lock);
     c->count++;
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->lock);
 }
 
-/* The writer and the readers, taking no signals (they are the capture's to see). Returns 0 or -EAGAIN. */
-static int start_threads(struct copier *c)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    c->writer_running = pthread_create(&c->writer, NULL, writer_main, c) == 0;
-    while (c->writer_running && c->readers_running < READERS &&
-           pthread_create(&c->readers[c->readers_running], NULL, reader_main, c) == 0)
-        c->readers_running++;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return c->writer_running && c->readers_running > 0 ? 0 : -EAGAIN;
-}
-
-/* Reads from another source from now on; what was gathered so far is queued with the previous one. */
+/* Reads from another source from now on; what was gathered so far is read from the previous one first. */
 static void copier_source(struct copier *c, int pid, int mem_fd, int pagemap_fd, int vm_readv)
 {
     send_slot(c);
@@ -461,20 +418,18 @@ static int add_pages(struct copier *c, unsigned long long addr, size_t n, unsign
     return 0;
 }
 
-/* Sends the last, partly filled slot, waits for the readers and the writer to empty the queue and end; returns 0
- * or -EIO if a write failed. With flush 0 (cancel, error) the partly filled slot is dropped. */
+/* Sends the last, partly filled slot, waits for the writer to empty the queue and end; returns 0 or -EIO if a
+ * write failed. With flush 0 (cancel, error) the partly filled slot is dropped. */
 static int finish_writes(struct copier *c, int flush)
 {
-    if (!c->writer_running && !c->readers_running) return 0;
-    if (flush && c->readers_running) send_slot(c);
+    if (!c->writer_running) return 0;
+    if (flush) send_slot(c);
     c->filling = NULL;
     pthread_mutex_lock(&c->lock);
     c->finished = 1;
     pthread_cond_broadcast(&c->changed);
     pthread_mutex_unlock(&c->lock);
-    for (int i = 0; i < c->readers_running; i++) pthread_join(c->readers[i], NULL);
-    c->readers_running = 0;
-    if (c->writer_running) pthread_join(c->writer, NULL);
+    pthread_join(c->writer, NULL);
     c->writer_running = 0;
     return c->error ? -EIO : 0;
 }
@@ -786,13 +741,14 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
         slots_ok &= (c.slots[i].segs = malloc(CHUNK_PAGES * sizeof *c.slots[i].segs)) != NULL;
     }
     c.pm = malloc(PM_PAGES * 8);
+    c.iov = malloc(CHUNK_PAGES * sizeof *c.iov);
     offs = malloc((size_t)(dm.n + 1) * sizeof *offs);
     c.pagemap_fd = orig_pagemap = open_proc(pid, "pagemap");
     c.zero_pfn = zero_pfn();
     c.mem_fd = orig_mem = open_proc(pid, "mem");
     pthread_mutex_init(&c.lock, NULL);
     pthread_cond_init(&c.changed, NULL);
-    if (!slots_ok || !c.pm || !offs) {
+    if (!slots_ok || !c.pm || !c.iov || !offs) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         goto out;
@@ -864,9 +820,14 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     }
     offs[0] = elfcore_data_offset(&dm, notes.n);
     for (int i = 1; i <= dm.n; i++) offs[i] = offs[i - 1] + elfcore_filesz(&dm.maps[i - 1]);
-    if (start_threads(&c) < 0) {
+    sigset_t all, old; /* the writer takes no signals: they are the capture's to see */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    c.writer_running = pthread_create(&c.writer, NULL, writer_main, &c) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!c.writer_running) {
         rc = -EAGAIN;
-        snprintf(err, errlen, "cannot start the reader and writer threads");
+        snprintf(err, errlen, "cannot start a writer thread");
     }
     /* The copy's memory (or the stopped process's); then, for a snapshot, what the copy does not hold as it was,
      * from the process. */
@@ -883,16 +844,20 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
     if (rc == 0 && uf.n) copier_source(&c, pid, orig_mem, orig_pagemap, 1);
     for (int k = 0; rc == 0 && k < uf.n; k++)
         if (!uf.u[k].held) rc = copy_mapping(&c, &dm.maps[uf.u[k].map], offs[uf.u[k].map]);
-    /* Everything read is in the queue; the last writes finish before the process goes (the buffers are few). */
+    /* The last chunk is read; the copy, checked to be still there (else the bytes read from it are not its), can go
+     * while the last writes finish before the process goes (the buffers are few). */
+    if (rc == 0 && c.writer_running) send_slot(&c);
+    if (rc == 0 && snap && !snapshot_alive(&sn)) {
+        rc = -ESRCH;
+        snprintf(err, errlen, "the copy %d was killed while it was read (by the OOM killer?)", sn.copy);
+    }
+    if (snap) snapshot_kill(&sn);
     int wrc = finish_writes(&c, rc == 0);
     if (rc == 0) rc = wrc;
     if (rc == 0 && uf.n) rc = unfaithful_write(&c, &uf, offs);
     if (!snap) {
         ptrace_session_detach(&s, 0.5);
         add_pause(r, ptrace_session_stopped_ms(&s));
-    } else if (rc == 0 && !snapshot_alive(&sn)) {
-        rc = -ESRCH;
-        snprintf(err, errlen, "the copy %d was killed while it was read (by the OOM killer?)", sn.copy);
     }
     if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
     else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));
@@ -951,6 +916,7 @@ out:
         free(c.slots[i].segs);
     }
     free(c.pm);
+    free(c.iov);
     free(offs);
     free(ff);
     unfaithful_free(&uf);

@@ -593,10 +593,16 @@ static int zombie_of(int pid, int copy)
     return after && sscanf(after + 2, "%c %d", &state, &ppid) == 2 && state == 'Z' && ppid == pid;
 }
 
+void snapshot_kill(struct snapshot *sn)
+{
+    if (sn->copy && !sn->dead && !sn->killed) kill(sn->copy, SIGKILL);
+    sn->killed = 1;
+}
+
 /* Kills the copy and collects its death as its tracer. */
 static void kill_copy(struct snapshot *sn)
 {
-    if (!sn->dead) kill(sn->copy, SIGKILL);
+    snapshot_kill(sn);
     double deadline = clock_monotonic_seconds() + 5.0;
     for (;;) {
         int st;

@@ -39,6 +39,7 @@ struct snapshot {
     int pid, tid;     /* the process, and the thread that made (and reaps) the copy */
     int copy;         /* the copy's pid; 0 when there is none */
     int held, dead;   /* EXITKILL and oom_score_adj set; killed (or died) */
+    int killed;       /* SIGKILL sent */
     int reaped;       /* the zombie is gone */
     int released;     /* snapshot_release ran */
     double clone_ms;  /* the clone call alone, from the entry stop to the event */
@@ -60,7 +61,10 @@ int snapshot_hold(struct snapshot *sn, double timeout, char *err, size_t errlen)
 /* 1 while the copy is there, stopped; 0 once it died (the OOM killer may pick it). */
 int snapshot_alive(struct snapshot *sn);
 
-/* Kills the copy, then has the main thread reap the zombie in a short stop of that thread alone (sn->reap_ms):
+/* Sends the copy SIGKILL once it is read: the kernel tears down its memory while the last writes go on. */
+void snapshot_kill(struct snapshot *sn);
+
+/* Kills the copy (if not yet), then has the main thread reap the zombie in a short stop of that thread alone (sn->reap_ms):
  * retried a few times if the thread is busy; when it cannot be, the zombie stays and reap_err says why.
  * Idempotent. */
 void snapshot_release(struct snapshot *sn, const struct snapshot_plan *p, double timeout,
