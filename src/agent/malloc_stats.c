@@ -122,6 +122,8 @@ void malloc_stats_reply(struct reply *r)
     reply_u64(r, "heap_profile", (uint64_t)agent_g.heap_on);
     reply_u64(r, "interval", agent_g.interval);
     reply_u64(r, "samples_live", live);
+    reply_u64(r, "samples_dropped", __atomic_load_n(&agent_g.samples_dropped, __ATOMIC_RELAXED));
+    reply_u64(r, "stacks_dropped", __atomic_load_n(&agent_g.stacks_dropped, __ATOMIC_RELAXED));
     reply_u64(r, "table_bytes", table);
     reply_u64(r, "table_cap", agent_g.max_bytes);
 }
