@@ -198,6 +198,8 @@ int endpoint_peer_allowed(int fd, uid_t *uid);
 /* ---- listener.c ---- */
 int listener_start(char *why, size_t whylen);
 void listener_stop(void);
+/* Closes a served connection gracefully (FIN, a short drain), so that the peer gets the whole reply. */
+void listener_finish(int c);
 
 /* ---- reply.c: a reply being written, in mmap'd memory, capped ---- */
 struct reply {

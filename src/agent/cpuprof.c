@@ -199,14 +199,21 @@ static int install_handler(void)
     return 0;
 }
 
+/* A client while the profile runs: its request read (up to 0.2 s), "busy", closed without a reset. */
 static void busy(int lfd)
 {
-    int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (c < 0) return;
+    struct pollfd p = {c, POLLIN, 0};
+    char req[256];
+    if (poll(&p, 1, 200) > 0) {
+        ssize_t r = recv(c, req, sizeof req, MSG_DONTWAIT);
+        (void)r;
+    }
     static const char msg[] = "diagtop-agent 1 error 16 busy: a CPU profile is running\n";
     ssize_t w = send(c, msg, sizeof msg - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)w;
-    close(c);
+    listener_finish(c);
 }
 
 int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, char *why, size_t whylen)

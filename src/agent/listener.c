@@ -60,6 +60,19 @@ static int read_request(int fd, char *buf, size_t n)
     return -1;
 }
 
+/* The end of a connection: what the peer sent and we did not read would make close() reset the connection and the
+ * peer lose our reply, so the reply is followed by a FIN and a short drain. */
+void listener_finish(int c)
+{
+    shutdown(c, SHUT_WR);
+    char buf[4096];
+    for (int i = 0; i < 16; i++) {
+        struct pollfd p = {c, POLLIN, 0};
+        if (poll(&p, 1, 200) <= 0 || recv(c, buf, sizeof buf, MSG_DONTWAIT) <= 0) break;
+    }
+    close(c);
+}
+
 static int by_inuse(const void *a, const void *b)
 {
     const struct agent_site *x = a, *y = b;
@@ -199,7 +212,7 @@ static void *listener_main(void *arg)
             break; /* shut down by diagtop_agent_stop, or no longer a socket */
         }
         serve(c, lfd);
-        close(c);
+        listener_finish(c);
     }
     return NULL;
 }

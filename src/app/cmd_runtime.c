@@ -412,7 +412,8 @@ static int run_heap(struct runtime_cli *c)
             if (runtime_cancel) break;
         }
         if (p->heap(&c->rq, &cur, err, sizeof err) < 0) {
-            if (!runtime_cancel) status = fail(c, p->name, err);
+            /* SIGINT ends a series quietly (what it printed stands); a single snapshot fails */
+            if (!(runtime_cancel && c->watch && i > 0)) status = fail(c, p->name, err);
             break;
         }
         if (have_first && i == 0 && first.kind[0] && strcmp(first.kind, cur.kind))
