@@ -14,6 +14,7 @@ export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export XDG_CONFIG_HOME="$TMP/config" # never touch the user's settings
 export XDG_CACHE_HOME="$TMP/cache"   # nor the user's debug-info cache
+export DIAGTOP_DUMP_DIR="$TMP" # profiles and dumps land here, never in the checkout
 PIDS=()
 FAILS=0
 

@@ -151,10 +151,14 @@ AGENT_API void *malloc(size_t n)
     return agent_g.real.malloc(n);
 }
 
-/* A page-aligned pointer: the static buffer's, a sample's (forgotten before the real free: once freed, the address
- * may be handed out and sampled again by another thread), or just aligned. */
+/* A page-aligned pointer: NULL, the static buffer's, a sample's (forgotten before the real free: once freed, the
+ * address may be handed out and sampled again by another thread), or just aligned. */
 __attribute__((noinline)) static void free_aligned(void *p)
 {
+    if (!p) {
+        agent_tls.frees--; /* free(NULL) frees nothing */
+        return;
+    }
     if (is_boot(p)) return;
     if (__atomic_load_n(&agent_g.live_count, __ATOMIC_RELAXED) != 0) heapprof_forget(p, NULL);
     agent_g.real.free(p);
@@ -171,7 +175,6 @@ __attribute__((noinline)) static void free_flush(void *p)
 AGENT_API void free(void *p)
 {
     struct agent_thread *t = &agent_tls;
-    if (AGENT_UNLIKELY(!p)) return;
     if (AGENT_UNLIKELY((++t->frees & 0xffff) == 0)) return free_flush(p);
     if (AGENT_UNLIKELY(ALIGNED(p))) return free_aligned(p);
     agent_g.real.free(p);

@@ -482,6 +482,7 @@ struct unw_cache_entry {
     uint8_t pad;
     int16_t ra_off;
     int16_t off[SAVED];
+    uint8_t outermost; /* the return address is undefined here: the stack ends (_start, a thread's start) */
 };
 
 #define CACHE_ENTRIES 4096
@@ -529,6 +530,7 @@ static int cache_row(const struct row *row, const struct cie *c, struct unw_cach
 
 static int cache_apply(const struct unw_cache_entry *e, struct unw_regs *r, const struct mem *m, int *exact)
 {
+    if (e->outermost) return 0;
     if (!(r->valid & (1u << e->cfa_reg))) return -1;
     uintptr_t cfa = r->r[e->cfa_reg] + (uintptr_t)(intptr_t)e->cfa_off, ra;
     if (rd(m, cfa + (uintptr_t)(intptr_t)e->ra_off, &ra) < 0 || cfa <= r->r[SP]) return -1;
@@ -565,7 +567,10 @@ static int step(struct unw_regs *r, const struct mem *m, int *exact, int use_cac
     if (execute(f.cie.insns, f.cie.end, &f.cie, 0, ~(uintptr_t)0, &init, NULL) < 0) return -1;
     row = init;
     if (execute(f.insns, f.end, &f.cie, f.start, lookup, &row, &init) < 0) return -1;
-    if (f.cie.ra >= UNW_NREGS || row.r[f.cie.ra].kind == R_UNDEF) return 0;
+    if (f.cie.ra >= UNW_NREGS || row.r[f.cie.ra].kind == R_UNDEF) {
+        if (ce) *ce = (struct unw_cache_entry){.pc = lookup, .map = o.dlfo_link_map, .outermost = 1};
+        return 0;
+    }
 
     uintptr_t cfa;
     if (row.cfa_is_expr) {
