@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,33 +10,19 @@
 #include <unistd.h>
 
 #include "../util/clock.h"
+#include "../util/peer_io.h"
 #include "../util/text.h"
 
-#define SLICE_MS 100
 #define MAX_SITES 100000
 #define MAX_STACKS 65536
 #define MAX_THREADS 65536
 
-static int cancelled(const struct agent_exchange *x) { return x->cancel && *x->cancel; }
-
-/* Waits for events on fd until the deadline (0), cancel (-ECANCELED) or readiness (1), reporting progress. */
-static int wait_for(int fd, short events, double deadline, const struct agent_exchange *x, double t0, double *last)
+/* The wait of one exchange: its cancel flag and progress. */
+static struct peer_wait wait_of(const struct agent_exchange *x)
 {
-    for (;;) {
-        if (cancelled(x)) return -ECANCELED;
-        double now = clock_monotonic_seconds();
-        if (now >= deadline) return 0;
-        if (x->progress && x->takes > 0 && now - *last >= 0.25) {
-            double f = (now - t0) / x->takes;
-            x->progress(x->progress_arg, f < 1 ? f : 1);
-            *last = now;
-        }
-        double left_ms = (deadline - now) * 1000.0;
-        struct pollfd p = {.fd = fd, .events = events};
-        int r = poll(&p, 1, left_ms < SLICE_MS ? (int)left_ms + 1 : SLICE_MS);
-        if (r < 0 && errno != EINTR) return -errno;
-        if (r > 0) return 1;
-    }
+    double now = clock_monotonic_seconds();
+    return (struct peer_wait){.cancel = x->cancel, .takes = x->takes, .progress = x->progress,
+                              .progress_arg = x->progress_arg, .t0 = now, .last = now};
 }
 
 /* sockaddr_un for path; a path too long for it goes through an O_PATH descriptor of its directory (*dirfd). */
@@ -63,31 +48,13 @@ static int address(const char *path, struct sockaddr_un *sa, int *dirfd)
     return 0;
 }
 
-static int connect_agent(const struct agent_exchange *x, double timeout, double t0, double *last, char *err,
+static int connect_agent(const struct agent_exchange *x, double timeout, struct peer_wait *w, char *err,
                          size_t errlen)
 {
     struct sockaddr_un sa;
     int dirfd, rc = address(x->path, &sa, &dirfd), fd = -1;
     if (rc == 0 && (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) rc = -errno;
-    while (rc == 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EINPROGRESS) {
-            int w = wait_for(fd, POLLOUT, t0 + timeout, x, t0, last), soerr = 0;
-            socklen_t sl = sizeof soerr;
-            if (w < 0) rc = w;
-            else if (w == 0) rc = -ETIMEDOUT;
-            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0) rc = -errno;
-            else rc = -soerr;
-            break;
-        }
-        if (errno != EAGAIN) { /* EAGAIN: the agent's backlog is full (it is busy): try again until the timeout */
-            rc = -errno;
-            break;
-        }
-        if (clock_monotonic_seconds() >= t0 + timeout) rc = -ETIMEDOUT;
-        else if (cancelled(x)) rc = -ECANCELED;
-        else clock_sleep(0.02, x->cancel);
-    }
+    if (rc == 0) rc = peer_connect(fd, (struct sockaddr *)&sa, sizeof sa, w->t0 + timeout, w);
     if (dirfd >= 0) close(dirfd);
     if (rc == 0) return fd;
     if (fd >= 0) close(fd);
@@ -128,78 +95,39 @@ int agent_client_exchange(const struct agent_exchange *x, struct agent_reply *ou
 {
     memset(out, 0, sizeof *out);
     double timeout = x->timeout > 0 ? x->timeout : 5.0;
-    double t0 = clock_monotonic_seconds(), last = t0;
+    struct peer_wait w = wait_of(x);
     size_t rl = strlen(x->request);
     if (rl == 0 || rl > 254 || memchr(x->request, '\n', rl)) {
         snprintf(err, errlen, "not a request line");
         return -EINVAL;
     }
-    int fd = connect_agent(x, timeout, t0, &last, err, errlen);
+    int fd = connect_agent(x, timeout, &w, err, errlen);
     if (fd < 0) return fd;
     char line[256];
     memcpy(line, x->request, rl);
     line[rl] = '\n';
     int rc = 0;
-    size_t cap = 0;
     char *data = NULL;
     size_t len = 0;
-    ssize_t w = send(fd, line, rl + 1, MSG_NOSIGNAL); /* 256 bytes always fit a Unix socket's buffer */
-    if (w != (ssize_t)(rl + 1)) {
-        rc = w < 0 ? -errno : -EIO;
+    ssize_t sent = send(fd, line, rl + 1, MSG_NOSIGNAL); /* 256 bytes always fit a Unix socket's buffer */
+    if (sent != (ssize_t)(rl + 1)) {
+        rc = sent < 0 ? -errno : -EIO;
         snprintf(err, errlen, "cannot send the request to the agent: %s", strerror(-rc));
         goto out;
     }
-    double deadline = clock_monotonic_seconds() + x->takes + timeout;
-    for (;;) {
-        int r = wait_for(fd, POLLIN, deadline, x, t0, &last);
-        if (r < 0) {
-            rc = r;
-            snprintf(err, errlen, r == -ECANCELED ? "cancelled" : "waiting for the agent: %s", strerror(-r));
-            goto out;
-        }
-        if (r == 0) {
-            rc = -ETIMEDOUT;
-            if (len)
-                snprintf(err, errlen, "the agent sent %zu bytes but did not finish its reply within %g s", len,
-                         x->takes + timeout);
-            else
-                snprintf(err, errlen, "no reply from the agent within %g s (hung, or busy with another client)",
-                         x->takes + timeout);
-            goto out;
-        }
-        if (len + 65536 + 1 > cap) {
-            size_t ncap = cap ? cap * 2 : 65536 + 1;
-            if (ncap > x->max_reply + 65536 + 1) ncap = x->max_reply + 65536 + 1;
-            char *nb = ncap > cap ? realloc(data, ncap) : NULL;
-            if (!nb) {
-                rc = -ENOMEM;
-                snprintf(err, errlen, "out of memory");
-                goto out;
-            }
-            data = nb;
-            cap = ncap;
-        }
-        ssize_t n = recv(fd, data + len, cap - len - 1, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n < 0) {
-            rc = -errno;
-            snprintf(err, errlen, "reading from the agent: %s", strerror(-rc));
-            goto out;
-        }
-        if (n == 0) break;
-        len += (size_t)n;
-        if (len > x->max_reply) {
-            rc = -EMSGSIZE;
-            snprintf(err, errlen, "the agent's reply exceeds %zu MiB: refused", x->max_reply >> 20 ? x->max_reply >> 20 : 1);
-            goto out;
-        }
-    }
-    if (!data && !(data = malloc(1))) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    data[len] = '\0';
+    double allowed = x->takes + timeout;
+    rc = peer_read_all(fd, clock_monotonic_seconds() + allowed, x->max_reply, &w, &data, &len);
+    if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
+    else if (rc == -ETIMEDOUT && len)
+        snprintf(err, errlen, "the agent sent %zu bytes but did not finish its reply within %g s", len, allowed);
+    else if (rc == -ETIMEDOUT)
+        snprintf(err, errlen, "no reply from the agent within %g s (hung, or busy with another client)", allowed);
+    else if (rc == -EMSGSIZE)
+        snprintf(err, errlen, "the agent's reply exceeds %zu MiB: refused",
+                 x->max_reply >> 20 ? x->max_reply >> 20 : 1);
+    else if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
+    else if (rc < 0) snprintf(err, errlen, "reading from the agent: %s", strerror(-rc));
+    if (rc < 0) goto out;
     if (memchr(data, '\0', len)) {
         rc = -EPROTO;
         snprintf(err, errlen, "the agent's reply holds NUL bytes: not its protocol");
@@ -219,7 +147,7 @@ int agent_client_exchange(const struct agent_exchange *x, struct agent_reply *ou
     out->data = data;
     out->len = blen;
     data = NULL;
-    out->ms = (clock_monotonic_seconds() - t0) * 1000.0;
+    out->ms = (clock_monotonic_seconds() - w.t0) * 1000.0;
     out->truncated = strstr(out->data, "\ntruncated 1\n") != NULL || !strncmp(out->data, "truncated 1\n", 12);
 out:
     free(data);

@@ -22,6 +22,7 @@
 #include "dump_maps.h"
 #include "elfcore.h"
 #include "ptrace_session.h"
+#include "saved_file.h"
 #include "snapshot.h"
 
 #define PAGE 4096ULL
@@ -39,16 +40,7 @@ void dump_options_default(struct dump_options *o)
 
 void dump_default_name(int pid, const char *dir, char *buf, size_t bufsz)
 {
-    char comm[64] = "process", path[64], when[32];
-    snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
-    for (char *c = comm; *c; c++) /* a file name, not a path, and no surprises in a shell */
-        if (*c == '/' || *c < 0x20 || *c == ' ' || (unsigned char)*c >= 0x7f) *c = '_';
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, bufsz, "%s/core.%s.%d.%s", dir, comm, pid, when);
+    saved_file_name(pid, dir, "core", "", buf, bufsz);
 }
 
 /* ---- before the stop ---- */
@@ -661,15 +653,6 @@ static int create_temp(const char *path, char *tmp, size_t tmpsz, char *err, siz
     return fd;
 }
 
-/* Dumps and heap profiles hold secrets and belong to whoever asked, also through sudo. */
-static void give_to_invoking_user(int fd)
-{
-    const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
-    if (geteuid() == 0 && uid && gid && fchown(fd, (uid_t)atoi(uid), (gid_t)atoi(gid)) < 0) {
-        /* best effort: the file stays root's, still 0600 */
-    }
-}
-
 static int write_all(int fd, const void *data, size_t n, off_t at)
 {
     const unsigned char *p = data;
@@ -883,10 +866,9 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
         goto out;
     }
-    give_to_invoking_user(c.out_fd);
-    if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, o->path, 1 /* RENAME_NOREPLACE */) < 0) {
-        rc = -errno;
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, o->path, strerror(errno));
+    char placed[4200];
+    if ((rc = saved_file_place(c.out_fd, tmp, o->path, pid, NULL, "core", "", placed, sizeof placed)) < 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, o->path, strerror(-rc));
         goto out;
     }
     tmp[0] = '\0';

@@ -26,6 +26,7 @@
 #include "hotspot_attach.h"
 #include "hotspot_parse.h"
 #include "provider.h"
+#include "saved_file.h"
 
 #define NAME "hotspot"
 #define LOCK_WAIT_STEP 0.01 /* a later step of one operation waits its turn behind another request */
@@ -353,22 +354,6 @@ struct saved {
     int fd;
 };
 
-static void saved_name(int pid, const char *dir, const char *kind, const char *suffix, int attempt, char *buf,
-                       size_t n)
-{
-    struct procstat ps;
-    char comm[PROCSTAT_COMM_MAX] = "process", when[32];
-    if (procstat_read(pid, 0, &ps) == 0) snprintf(comm, sizeof comm, "%s", ps.comm);
-    for (char *c = comm; *c; c++) /* a file name, not a path, and no surprises in a shell */
-        if (*c == '/' || *c < 0x20 || *c == ' ' || (unsigned char)*c >= 0x7f) *c = '_';
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    if (attempt <= 1) snprintf(buf, n, "%s/%s.%s.%d.%s%s", dir, kind, comm, pid, when, suffix);
-    else snprintf(buf, n, "%s/%s.%s.%d.%s-%d%s", dir, kind, comm, pid, when, attempt, suffix);
-}
-
 /* dir of the final file: exact's directory, or save_dir, or ".". */
 static int saved_open(const struct provider_request *rq, struct saved *s, char *err, size_t errlen)
 {
@@ -459,18 +444,9 @@ static int saved_commit(struct saved *s, const struct provider_request *rq, cons
         snprintf(err, errlen, "cannot write %s: %s", s->tmp, strerror(e));
         return -e;
     }
-    const char *uid = getenv("SUDO_UID"), *gid = getenv("SUDO_GID");
-    if (geteuid() == 0 && uid && gid && fchown(s->fd, (uid_t)atoi(uid), (gid_t)atoi(gid)) < 0) {
-        /* best effort: the file stays root's, still 0600 */
-    }
     char name[4300], dir[4096];
-    int rc = -EEXIST;
     snprintf(dir, sizeof dir, "%s", rq->save_dir && *rq->save_dir ? rq->save_dir : ".");
-    for (int i = 1; i <= (rq->save_path ? 1 : 100) && rc == -EEXIST; i++) {
-        if (rq->save_path) snprintf(name, sizeof name, "%s", rq->save_path);
-        else saved_name(rq->pid, dir, kind, suffix, i, name, sizeof name);
-        rc = syscall(SYS_renameat2, AT_FDCWD, s->tmp, AT_FDCWD, name, 1 /* RENAME_NOREPLACE */) < 0 ? -errno : 0;
-    }
+    int rc = saved_file_place(s->fd, s->tmp, rq->save_path, rq->pid, dir, kind, suffix, name, sizeof name);
     if (rc < 0) {
         snprintf(err, errlen, "cannot rename %s to %s: %s%s", s->tmp, name, strerror(-rc),
                  rc == -EEXIST ? " (diagtop never overwrites a file)" : "");

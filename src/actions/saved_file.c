@@ -49,6 +49,22 @@ static void give_to_invoking_user(int fd)
     }
 }
 
+int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const char *dir, const char *kind,
+                     const char *suffix, char *name, size_t namesz)
+{
+    give_to_invoking_user(fd);
+    char base[4096];
+    if (!exact) saved_file_name(pid, dir, kind, "", base, sizeof base);
+    int rc = -EEXIST;
+    for (int i = 1; i <= (exact ? 1 : MAX_TRIES) && rc == -EEXIST; i++) {
+        if (exact) snprintf(name, namesz, "%s", exact);
+        else if (i == 1) snprintf(name, namesz, "%s%s", base, suffix);
+        else snprintf(name, namesz, "%s-%d%s", base, i, suffix);
+        rc = syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, name, 1 /* RENAME_NOREPLACE */) < 0 ? -errno : 0;
+    }
+    return rc;
+}
+
 int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
                      char **path, char *err, size_t errlen)
 {
@@ -68,15 +84,8 @@ int saved_file_write(int pid, const char *dir, const char *kind, const char *suf
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
         goto out;
     }
-    give_to_invoking_user(fd);
-    char base[4096], name[4200];
-    saved_file_name(pid, dir, kind, "", base, sizeof base);
-    rc = -EEXIST;
-    for (int i = 1; i <= MAX_TRIES && rc == -EEXIST; i++) {
-        if (i == 1) snprintf(name, sizeof name, "%s%s", base, suffix);
-        else snprintf(name, sizeof name, "%s-%d%s", base, i, suffix);
-        rc = syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, name, 1 /* RENAME_NOREPLACE */) < 0 ? -errno : 0;
-    }
+    char name[4200];
+    rc = saved_file_place(fd, tmp, NULL, pid, dir, kind, suffix, name, sizeof name);
     if (rc < 0) {
         snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, name, strerror(-rc));
         goto out;

@@ -64,7 +64,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 "$DIAGTOP" dump -o "$TMP/gone" 999999 >/dev/null 2>"$TMP/gone.err"
 check "no such process: clear error, no file" bash -c "grep -q 'no process 999999' '$TMP/gone.err' && [ ! -e '$TMP/gone' ]"
-(cd "$TMP" && "$DIAGTOP" dump "$P" >"$TMP/default.txt" 2>&1)
+(cd "$TMP" && env -u DIAGTOP_DUMP_DIR "$DIAGTOP" dump "$P" >"$TMP/default.txt" 2>&1)
 check "default name core.<comm>.<pid>.<time> in the current directory" bash -c \
     "ls '$TMP' | grep -Eq '^core\.dumpme\.$P\.[0-9]{8}-[0-9]{6}\$'"
 check "no partial files are left" bash -c "! ls -a '$TMP' | grep -q partial"
@@ -79,7 +79,7 @@ check "-t TID: that thread is gdb's current thread" bash -c "gdb -nx -batch '$TA
     -ex 'info threads' 2>&1 | grep -E '^\* ' | grep -q 'LWP $WORKER'"
 mkdir -p "$XDG_CONFIG_HOME/diagtop" "$TMP/cfgdumps"
 echo "dump_dir=$TMP/cfgdumps" >"$XDG_CONFIG_HOME/diagtop/config"
-(cd / && "$DIAGTOP" dump "$P" >/dev/null 2>&1)
+(cd / && env -u DIAGTOP_DUMP_DIR "$DIAGTOP" dump "$P" >/dev/null 2>&1)
 check "dump_dir= in the config file" bash -c "ls '$TMP/cfgdumps' | grep -q '^core\.dumpme\.$P\.'"
 if [ "$(id -u)" -eq 0 ]; then
     env XDG_CONFIG_HOME=/nonexistent setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
