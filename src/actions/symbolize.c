@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarf_scopes.h"
 #include "modules.h"
 
 #define CACHE_BUCKETS 1024
@@ -25,6 +26,7 @@ struct symbolizer {
     struct modules *m;
     unsigned generation; /* of the modules the cache was filled from */
     struct cached *buckets[CACHE_BUCKETS];
+    struct dwarf_scopes *scopes; /* each unit's functions, indexed on first use */
 };
 
 void stack_frame_clear(struct stack_frame *f)
@@ -45,12 +47,16 @@ static void cache_clear(struct symbolizer *sy)
         }
         sy->buckets[i] = NULL;
     }
+    dwarf_scopes_clear(sy->scopes);
 }
 
 struct symbolizer *symbolizer_new(struct modules *m)
 {
     struct symbolizer *sy = calloc(1, sizeof *sy);
-    if (!sy) return NULL;
+    if (!sy || !(sy->scopes = dwarf_scopes_new())) {
+        free(sy);
+        return NULL;
+    }
     sy->m = m;
     sy->generation = modules_generation(m);
     return sy;
@@ -60,6 +66,7 @@ void symbolizer_free(struct symbolizer *sy)
 {
     if (!sy) return;
     cache_clear(sy);
+    dwarf_scopes_free(sy->scopes);
     free(sy);
 }
 
@@ -108,6 +115,26 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
     return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* The chain of DIEs containing addr, innermost first, up to its function, the way eu-stack -i finds it: the
+ * innermost function-like scope of dwarf_getscopes (which continues past an inlined call into its abstract
+ * definition), then dwarf_getscopes_die (which follows where it was inlined). Both walk the unit from its start:
+ * only for what the index of functions does not hold. */
+static int chain_at(struct symbolizer *sy, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **chain)
+{
+    int n = dwarf_scopes_chain(sy->scopes, cu, addr, chain);
+    if (n != 0) return n;
+    Dwarf_Die *scopes = NULL, *inner = NULL;
+    int nscopes = dwarf_getscopes(cu, addr, &scopes);
+    for (int i = 0; i < nscopes && !inner; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point)
+            inner = &scopes[i];
+    }
+    n = inner ? dwarf_getscopes_die(inner, chain) : 0;
+    free(scopes);
+    return n;
+}
+
 /* Fills frames for pc: the chain of inlined calls from libdw's scopes (innermost first), then the function that
  * contains them. Names come from DWARF where there is any, else from the symbol table. */
 static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
@@ -128,19 +155,12 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     const char *symbol = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
     base.offset = symbol ? pc - (addr - sym_off) : pc - mod_start;
 
-    /* The innermost function-like scope at the PC, then the chain of DIEs that really contain it (dwarf_getscopes
-     * continues past an inlined call into its abstract definition; dwarf_getscopes_die follows where it was
-     * inlined): inlined calls, innermost first, up to the function that contains them. As eu-stack -i does. */
+    /* Inlined calls, innermost first, up to the function that contains them. */
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = modules_addrdie(sy->m, mod, addr, &bias);
-    Dwarf_Die *scopes = NULL, *chain = NULL, *inner = NULL;
-    int nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, nchain = 0;
-    for (int i = 0; i < nscopes && !inner; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point)
-            inner = &scopes[i];
-    }
-    if (inner) nchain = dwarf_getscopes_die(inner, &chain);
+    Dwarf_Die *chain = NULL;
+    int nchain = cu ? chain_at(sy, cu, addr - bias, &chain) : 0;
+    if (nchain < 0) nchain = 0;
     const char *function = NULL;
     for (int i = 0; i < nchain && !function; i++)
         if (dwarf_tag(&chain[i]) == DW_TAG_subprogram || dwarf_tag(&chain[i]) == DW_TAG_entry_point)
@@ -172,7 +192,6 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
         base.file = file;
         base.line = line;
     }
-    free(scopes);
     free(chain);
     out[n++] = base;
     return n;
