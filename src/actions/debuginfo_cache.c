@@ -150,3 +150,32 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
     if (fd >= 0 && use_cache && make_copy(fd, path) == 0) lseek(fd, 0, SEEK_SET);
     return fd;
 }
+
+/* The copy of a program whose own DWARF is compressed (Go links its binaries so): named after the file's
+ * identity, since such a program may carry no GNU build-id, and made again when the file changes. */
+static int program_copy_path(int fd, char *buf, size_t bufsz)
+{
+    struct stat st;
+    char dir[4096];
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || cache_dir(dir, sizeof dir) < 0) return -1;
+    return snprintf(buf, bufsz, "%.3900s/%llx-%llx-%llx-%llx.%09ld.elf", dir, (unsigned long long)st.st_dev,
+                    (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+                    (unsigned long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < (int)bufsz ? 0 : -1;
+}
+
+int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
+                             char **file_name, Elf **elfp)
+{
+    int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base, file_name, elfp);
+    char path[4200];
+    if (fd < 0 || *elfp || getenv("DIAGTOP_NO_DEBUG_CACHE") || program_copy_path(fd, path, sizeof path) < 0)
+        return fd;
+    int copy = open(path, O_RDONLY | O_CLOEXEC);
+    if (copy < 0 && make_copy(fd, path) == 0) copy = open(path, O_RDONLY | O_CLOEXEC);
+    if (copy < 0) { /* nothing compressed, or no room: the file itself */
+        lseek(fd, 0, SEEK_SET);
+        return fd;
+    }
+    close(fd); /* *file_name stays the program's own path: debuglinks are looked up next to it */
+    return copy;
+}

@@ -1,7 +1,8 @@
 /* debuginfo_cache: libdw decompresses every debug section of a file when it opens it, and Debian ships debug
  * files (libc6-dbg, -dbgsym) with zlib-compressed sections: about 60 ms of CPU for libc alone on every cold run.
  * Like gdb's index cache, diagtop keeps a decompressed copy per build-id in $XDG_CACHE_HOME/diagtop/debug
- * (written once, atomically; skipped when the disk is short of space or DIAGTOP_NO_DEBUG_CACHE is set). */
+ * (written once, atomically; skipped when the disk is short of space or DIAGTOP_NO_DEBUG_CACHE is set), and of
+ * programs whose own DWARF is compressed (Go), per file identity. */
 #ifndef DIAGTOP_DEBUGINFO_CACHE_H
 #define DIAGTOP_DEBUGINFO_CACHE_H
 #include <elfutils/libdwfl.h>
@@ -11,6 +12,11 @@
 int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                          char **debuginfo_file_name);
+
+/* A Dwfl find_elf callback: dwfl_linux_proc_find_elf, except that a file with compressed sections of its own (a Go
+ * program's DWARF) is read from its decompressed copy, made on first use. */
+int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
+                             char **file_name, Elf **elfp);
 
 /* Writes a copy of the ELF file at src_fd with every compressed section decompressed to path (via a temporary
  * file and rename). Returns 0 or -errno. Exposed for tests. */

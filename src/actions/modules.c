@@ -32,7 +32,7 @@ struct modules {
 };
 
 static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = debuginfo_cache_find_elf, /* dwfl_linux_proc_find_elf, Go's compressed DWARF decompressed once */
     .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
 };
 
