@@ -135,12 +135,14 @@ test: $(TEST_DEPS_STAMP)
 	@tests/run
 
 bench: $(TEST_DEPS_STAMP)
-	@$(MAKE) --no-print-directory build/diagtop targets
+	@$(MAKE) --no-print-directory build/diagtop build/libdiagtop-agent.so targets
 	@bench/refresh
 	@bench/stack
 	@bench/dump
 	@bench/profile
 	@bench/agents
+	@bench/agent
+	@bench/serve
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
