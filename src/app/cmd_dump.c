@@ -12,6 +12,7 @@
 #include "../actions/provider.h"
 #include "../render/rt_json.h"
 #include "../render/rt_text.h"
+#include "../render/dump_json.h"
 #include "../render/json_util.h"
 #include "../util/clock.h"
 #include "../util/fileio.h"
@@ -259,45 +260,7 @@ int cmd_dump(int argc, char **argv)
     if (json) {
         cJSON *d = cJSON_CreateObject();
         json_add_i64(d, "pid", pid);
-        json_add_string_or_null(d, "path", r.path);
-        json_add_u64(d, "apparent_bytes", r.apparent_bytes);
-        json_add_u64(d, "allocated_bytes", r.allocated_bytes);
-        json_add_u64(d, "bytes_read", r.bytes_read);
-        json_add_u64(d, "bytes_written", r.bytes_written);
-        json_add_i64(d, "threads", r.threads);
-        json_add_i64(d, "mappings_written", r.mappings_written);
-        json_add_i64(d, "mappings_skipped", r.mappings_skipped);
-        char f[16];
-        snprintf(f, sizeof f, "0x%x", r.filter);
-        cJSON_AddStringToObject(d, "coredump_filter", f);
-        json_add_fixed(d, "duration_ms", r.total_ms, 1);
-        json_add_fixed(d, "stopped_ms", r.stopped_ms, 1);
-        cJSON_AddStringToObject(d, "mode", dump_mode_name(r.mode));
-        json_add_string_or_null(d, "mode_reason", r.mode_reason[0] ? r.mode_reason : NULL);
-        cJSON *pauses = cJSON_AddArrayToObject(d, "pauses_ms");
-        for (int i = 0; i < r.npauses; i++) {
-            char ms[32];
-            snprintf(ms, sizeof ms, "%.2f", r.pauses_ms[i]);
-            cJSON_AddItemToArray(pauses, cJSON_CreateRaw(ms));
-        }
-        json_add_fixed(d, "pause_longest_ms", r.pause_longest_ms, 2);
-        cJSON *regions = cJSON_AddArrayToObject(d, "unfaithful_regions");
-        for (int i = 0; i < r.nregions; i++) {
-            const struct dump_region *g = &r.regions[i];
-            cJSON *e = cJSON_CreateObject();
-            char a[24];
-            snprintf(a, sizeof a, "0x%llx", g->start);
-            cJSON_AddStringToObject(e, "start", a);
-            snprintf(a, sizeof a, "0x%llx", g->end);
-            cJSON_AddStringToObject(e, "end", a);
-            json_add_u64(e, "bytes", g->bytes);
-            json_add_bytes(e, "path", g->path, strlen(g->path));
-            cJSON_AddStringToObject(e, "kind", dump_region_kind_name(g->kind));
-            cJSON_AddBoolToObject(e, "consistent", g->consistent);
-            cJSON_AddItemToArray(regions, e);
-        }
-        json_add_i64(d, "unfaithful_regions_total", r.regions_total);
-        json_add_string_or_null(d, "zombie", r.zombie[0] ? r.zombie : NULL);
+        dump_json_add(d, &r);
         char *t = cJSON_PrintUnformatted(d);
         if (t) puts(t);
         free(t);
