@@ -19,8 +19,10 @@ void saved_file_name(int pid, const char *dir, const char *kind, const char *suf
     char comm[64] = "process", path[64], when[32];
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
     if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
-    for (char *c = comm; *c; c++) /* a file name, not a path, and no surprises in a shell */
-        if (*c == '/' || *c < 0x20 || *c == ' ' || (unsigned char)*c >= 0x7f) *c = '_';
+    for (char *c = comm; *c; c++) /* a file name, not a path, no surprises in a shell or a quoted header */
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '_' || *c == '-' || *c == '+'))
+            *c = '_';
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);

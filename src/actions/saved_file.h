@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* The name for pid's file of this kind ("heap", "cpu") in dir, e.g. dir/heap.gopsy.1234.20261202-142251.pb.gz:
- * comm from /proc/PID/comm with '/', spaces and control bytes made '_'. */
+ * comm from /proc/PID/comm with every byte but letters, digits and . _ - + made '_'. */
 void saved_file_name(int pid, const char *dir, const char *kind, const char *suffix, char *buf, size_t bufsz);
 
 /* Gives the written temporary file fd (at tmp) to the user who asked (diagtop run through sudo: SUDO_UID) and renames it, never replacing a file, to

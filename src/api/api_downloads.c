@@ -21,8 +21,13 @@ static void download(struct api_state *s, const struct api_request *rq, struct a
         api_reply_error(out, 404, "no such dump");
         return;
     }
+    char *status = st ? api_dumps_status(&s->dumps, rq->route->rid, &state) : NULL;
+    if (st && !status) { /* deleted meanwhile */
+        api_reply_error(out, 404, "no such dump");
+        return;
+    }
     if (st) {
-        api_reply_json(out, state == API_DUMP_RUNNING ? 202 : 410, api_dumps_status(&s->dumps, rq->route->rid, &state));
+        api_reply_json(out, state == API_DUMP_RUNNING ? 202 : 410, status);
         if (state == API_DUMP_RUNNING) out->retry_after = 1;
         return;
     }

@@ -32,6 +32,7 @@ struct api_reply {
     char disposition[320]; /* Content-Disposition */
     char content_range[96];
     char etag[48];
+    char allow[64];        /* Allow, with a 405 */
     int retry_after;       /* seconds, 0: none */
     int accept_ranges;
 };

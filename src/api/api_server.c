@@ -218,6 +218,7 @@ static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c
     if (r->location[0]) MHD_add_response_header(resp, "Location", r->location);
     if (r->disposition[0]) MHD_add_response_header(resp, "Content-Disposition", r->disposition);
     if (r->content_range[0]) MHD_add_response_header(resp, "Content-Range", r->content_range);
+    if (r->allow[0]) MHD_add_response_header(resp, "Allow", r->allow);
     if (r->etag[0]) MHD_add_response_header(resp, "ETag", r->etag);
     if (r->accept_ranges) MHD_add_response_header(resp, "Accept-Ranges", "bytes");
     if (r->retry_after > 0) {
@@ -321,7 +322,10 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
     struct api_route route;
     char allow[64], err[256];
     int st = api_route_parse(method, url, &route, allow, sizeof allow, err, sizeof err);
-    if (st) return api_reply_error(r, st, "%s", err); /* 405 carries no Allow: MHD adds none we could miss */
+    if (st) {
+        if (st == 405) snprintf(r->allow, sizeof r->allow, "%s", allow); /* what the path takes (RFC 9110) */
+        return api_reply_error(r, st, "%s", err);
+    }
     x->route = &route;
     MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, x);
     if (x->bad_arg) {

@@ -21,7 +21,7 @@ static const char serve_usage[] =
     "                     [--client-timeout SECONDS] [--sample-interval SECONDS] [--quiet]\n"
     "       diagtop serve --hash-password   (reads a password on stdin, prints the hash for a users file)\n"
     "  the HTTP/JSON API: processes, details, stacks, memstats, heap, GC, CPU profiles (pprof), core dumps to\n"
-    "  download, signals, Prometheus /metrics and a process-explorer page at /. Until SIGINT or SIGTERM.\n"
+    "  download, signals, Prometheus /metrics and a process-explorer page at /. Until SIGINT, SIGTERM or SIGHUP.\n"
     "      --listen A:P      address and port (default 127.0.0.1:7070; [::1]:7070 for IPv6; port 0: any free)\n"
     "      --users FILE      HTTP Basic: lines name:crypt-hash[:read|admin] (yescrypt: --hash-password)\n"
     "      --tokens FILE     bearer tokens: lines TOKEN[ read|admin], the file 0600 and the server user's\n"

@@ -95,6 +95,7 @@ check "path traversal 400" test "$(code GET /api/processes/1/../../../etc/passwd
 check "encoded traversal 400" test "$(code GET /api/dumps/%2e%2e%2f%2e%2e%2fetc%2fshadow "${H[@]}" --path-as-is)" = 400
 check "an unknown route 404" test "$(code GET /etc/passwd "${H[@]}")" = 404
 check "a method a route does not take 405" test "$(code POST /api/processes "${H[@]}")" = 405
+check "... with Allow naming what it takes" grep -qi '^Allow: GET, HEAD' "$TMP/headers"
 check "PUT 501" test "$(code PUT /api/processes "${H[@]}")" = 501
 KT=$(awk '$0 ~ /^Name:\tkthreadd/ {print FILENAME}' /proc/[0-9]*/status 2>/dev/null | head -1 | cut -d/ -f3)
 KT=${KT:-2}
