@@ -23,6 +23,8 @@ const char options_usage[] =
     "                                    a CPU profile: any process by diagtop's sampler, or the runtime's\n"
     "       diagtop dump PID [-o PATH] [--dump-dir DIR] [--filter MASK] [--full] [--heap] [--json]\n"
     "                                    a core file of PID for gdb, or a JVM's heap dump (--heap)\n"
+    "       diagtop serve [--listen ADDR:PORT] [--users FILE] [--tokens FILE] [--read-only]\n"
+    "                                    the HTTP/JSON API of these commands, Prometheus /metrics, a page\n"
     "       (each command's --help says more)\n"
     "\n"
     "options:\n"
