@@ -29,7 +29,7 @@ void stack_options_default(struct stack_options *o)
 {
     memset(o, 0, sizeof *o);
     o->source = 1;
-    o->cpu_sample = 0.1;
+    o->cpu_sample = 0.02; /* the capture itself spans most of it: the one-shot command waits for nothing */
     o->timeout = 2.0;
 }
 

@@ -32,7 +32,7 @@ const char cmd_stack_usage[] =
     "      --no-group    one block per thread, even when stacks are identical\n"
     "      --cpu-sample SECONDS\n"
     "                    per-thread CPU% over this interval, which starts before the stop and spans the capture\n"
-    "                    (default 0.1; 0: none)\n";
+    "                    (default 0.02: the capture itself, at least 20 ms; 0: none)\n";
 
 /* A signal during the capture becomes a cancel request: the capture detaches and returns. */
 static volatile sig_atomic_t stack_cancel;
