@@ -609,7 +609,7 @@ static int step(struct unw_regs *r, const struct mem *m, int *exact, int use_cac
     if (!(nr.valid & (1u << RA))) return -1;
     /* Frames go up the stack; only a signal frame may jump elsewhere (the interrupted context's stack). */
     if (!f.cie.signal && nr.r[SP] <= r->r[SP]) return -1;
-    struct unw_cache_entry e;
+    struct unw_cache_entry e = {0}; /* outermost and padding: 0 */
     if (ce && cache_row(&row, &f.cie, &e)) {
         e.pc = lookup;
         e.map = o.dlfo_link_map;
