@@ -55,6 +55,11 @@ while time.time() < end and d.poll() is None:
             except OSError:
                 continue
             if "\nTracerPid:\t%d\n" % d.pid in st:
+                # The copy appears while the process is still stopped for the clone: stop diagtop only once it
+                # has let the process go (every thread untraced), so that the process runs while the copy exists.
+                while time.time() < end and any("\nTracerPid:\t0\n" not in open(t).read()
+                                                for t in glob.glob("/proc/%s/task/*/status" % target)):
+                    time.sleep(0.0005)
                 os.kill(d.pid, signal.SIGSTOP)
                 print(c, flush=True)
                 sys.exit(d.wait())  # until the test continues it
