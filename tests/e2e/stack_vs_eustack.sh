@@ -109,9 +109,20 @@ for t in json.load(open(sys.argv[1]))["threads"]:
             n += 1
 sys.exit(0 if n == 2 else 1)
 PY
-check "Go: runtime threads unwind to their roots without an error" python3 -c "
-import json
-d = json.load(open('$TMP/gostacks.json'))
-assert all(not t['error'] for t in d['threads']), [(t['tid'], t['error']) for t in d['threads'] if t['error']]
-assert any(f['function'] == 'runtime.futexsleep' for t in d['threads'] for f in t['frames'])"
+# A thread caught inside the runtime's signal trampoline (sysmon preempts the spinner with SIGURG every 10 ms) may
+# end in an honest error: a capture is taken again, up to three times.
+runtime_roots() {
+    python3 -c "
+import json, sys
+d = json.load(open('$1'))
+bad = [(t['tid'], t['error'], [f['function'] for f in t['frames']][:4]) for t in d['threads'] if t['error']]
+print('  ', bad, file=sys.stderr) if bad else None
+sys.exit(0 if not bad and any(f['function'] == 'runtime.futexsleep' for t in d['threads'] for f in t['frames']) else 1)"
+}
+cp "$TMP/gostacks.json" "$TMP/gostacks-rt.json"
+for i in 1 2; do
+    runtime_roots "$TMP/gostacks-rt.json" 2>/dev/null && break
+    "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-rt.json"
+done
+check "Go: runtime threads unwind to their roots without an error" runtime_roots "$TMP/gostacks-rt.json"
 finish
