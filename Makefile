@@ -2,9 +2,12 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson libdw zlib libmicrohttpd gnutls
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lstdc++ -lm
+PKGS := libproc2 ncursesw libcjson libdw zlib
+# libmicrohttpd and GnuTLS: headers only; diagtop serve opens them when it starts (src/api/api_libs.c), so that
+# the other commands do not map and relocate a third more shared libraries at every start.
+DLOPEN_PKGS := libmicrohttpd gnutls
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lstdc++ -lm -ldl
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g

@@ -22,6 +22,7 @@
 #include "api_actions.h"
 #include "api_auth.h"
 #include "api_downloads.h"
+#include "api_libs.h"
 #include "api_page.h"
 #include "api_processes.h"
 #include "api_state.h"
@@ -154,7 +155,7 @@ static void log_mhd(void *cls, const char *fmt, va_list ap)
 
 static void client_text(struct MHD_Connection *c, char *buf, size_t n)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci = api_libs()->get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     snprintf(buf, n, "-");
     if (!ci || !ci->client_addr) return;
     const struct sockaddr *sa = ci->client_addr;
@@ -183,16 +184,16 @@ static void log_request(struct api_server *s, struct MHD_Connection *c, const ch
 
 static void security_headers(struct api_server *s, struct MHD_Response *resp, int page)
 {
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-    MHD_add_response_header(resp, "Cross-Origin-Resource-Policy", "same-origin");
-    MHD_add_response_header(resp, "Content-Security-Policy",
+    api_libs()->add_response_header(resp, "Cache-Control", "no-store");
+    api_libs()->add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    api_libs()->add_response_header(resp, "Referrer-Policy", "no-referrer");
+    api_libs()->add_response_header(resp, "X-Frame-Options", "DENY");
+    api_libs()->add_response_header(resp, "Cross-Origin-Resource-Policy", "same-origin");
+    api_libs()->add_response_header(resp, "Content-Security-Policy",
                             page ? "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                                    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
                                  : "default-src 'none'; frame-ancestors 'none'");
-    if (s->tls) MHD_add_response_header(resp, "Strict-Transport-Security", "max-age=31536000");
+    if (s->tls) api_libs()->add_response_header(resp, "Strict-Transport-Security", "max-age=31536000");
 }
 
 /* Sends r (taking its body and descriptor). Returns MHD's result; *bytes gets the body's length. */
@@ -201,11 +202,11 @@ static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c
 {
     struct MHD_Response *resp;
     if (r->fd >= 0) {
-        resp = MHD_create_response_from_fd_at_offset64(r->length, r->fd, r->offset);
+        resp = api_libs()->create_response_from_fd_at_offset64(r->length, r->fd, r->offset);
         if (resp) r->fd = -1; /* the response owns it now */
         *bytes = r->length;
     } else {
-        resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+        resp = api_libs()->create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
         if (resp) r->body = NULL;
         *bytes = r->len;
     }
@@ -213,25 +214,25 @@ static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c
         api_reply_clear(r);
         return MHD_NO;
     }
-    if (r->content_type) MHD_add_response_header(resp, "Content-Type", r->content_type);
+    if (r->content_type) api_libs()->add_response_header(resp, "Content-Type", r->content_type);
     security_headers(s, resp, page);
-    if (r->location[0]) MHD_add_response_header(resp, "Location", r->location);
-    if (r->disposition[0]) MHD_add_response_header(resp, "Content-Disposition", r->disposition);
-    if (r->content_range[0]) MHD_add_response_header(resp, "Content-Range", r->content_range);
-    if (r->allow[0]) MHD_add_response_header(resp, "Allow", r->allow);
-    if (r->etag[0]) MHD_add_response_header(resp, "ETag", r->etag);
-    if (r->accept_ranges) MHD_add_response_header(resp, "Accept-Ranges", "bytes");
+    if (r->location[0]) api_libs()->add_response_header(resp, "Location", r->location);
+    if (r->disposition[0]) api_libs()->add_response_header(resp, "Content-Disposition", r->disposition);
+    if (r->content_range[0]) api_libs()->add_response_header(resp, "Content-Range", r->content_range);
+    if (r->allow[0]) api_libs()->add_response_header(resp, "Allow", r->allow);
+    if (r->etag[0]) api_libs()->add_response_header(resp, "ETag", r->etag);
+    if (r->accept_ranges) api_libs()->add_response_header(resp, "Accept-Ranges", "bytes");
     if (r->retry_after > 0) {
         char v[16];
         snprintf(v, sizeof v, "%d", r->retry_after);
-        MHD_add_response_header(resp, "Retry-After", v);
+        api_libs()->add_response_header(resp, "Retry-After", v);
     }
     if (r->status == 401) {
-        if (s->auth.nusers) MHD_add_response_header(resp, "WWW-Authenticate", "Basic realm=\"diagtop\", charset=\"UTF-8\"");
-        if (s->auth.ntokens) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"diagtop\"");
+        if (s->auth.nusers) api_libs()->add_response_header(resp, "WWW-Authenticate", "Basic realm=\"diagtop\", charset=\"UTF-8\"");
+        if (s->auth.ntokens) api_libs()->add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"diagtop\"");
     }
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
-    MHD_destroy_response(resp);
+    enum MHD_Result ret = api_libs()->queue_response(c, (unsigned)r->status, resp);
+    api_libs()->destroy_response(resp);
     api_reply_clear(r);
     return ret;
 }
@@ -274,17 +275,17 @@ static const char *arg_of(void *cookie, const char *name)
 static const char *header_of(void *cookie, const char *name)
 {
     struct request_ctx *x = cookie;
-    return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+    return api_libs()->lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
 }
 
 /* A request from a page of another site: refused, whatever its credentials (CORS is off). */
 static int cross_site(struct api_server *s, struct MHD_Connection *c)
 {
-    const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    const char *site = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
     if (site && (!strcmp(site, "cross-site") || !strcmp(site, "same-site"))) return 1;
-    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    const char *origin = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
     if (!origin) return 0;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    const char *host = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Host");
     char expect[320];
     snprintf(expect, sizeof expect, "%s://%s", s->tls ? "https" : "http", host ? host : "");
     return strcmp(origin, expect) != 0;
@@ -292,7 +293,7 @@ static int cross_site(struct api_server *s, struct MHD_Connection *c)
 
 static const struct sockaddr *client_addr(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *ci = api_libs()->get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return ci ? ci->client_addr : NULL;
 }
 
@@ -310,7 +311,7 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
     }
     struct api_principal p;
     enum api_auth_result ar =
-        api_auth_check(&s->auth, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), now, &p);
+        api_auth_check(&s->auth, api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), now, &p);
     if (ar != API_AUTH_OK) {
         if (ar == API_AUTH_BAD) api_auth_failed(&s->auth, addr, now);
         return api_reply_error(r, 401, ar == API_AUTH_BAD ? "wrong credentials" : "credentials needed");
@@ -327,7 +328,7 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
         return api_reply_error(r, st, "%s", err);
     }
     x->route = &route;
-    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, x);
+    api_libs()->get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, x);
     if (x->bad_arg) {
         static const char *const why[] = {"", "more than 16 parameters", "a parameter this route does not take",
                                           "a malformed or overlong value", "a parameter given twice", "out of memory"};
@@ -386,8 +387,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->server = s;
         x->started = clock_monotonic_seconds();
         *con_cls = x;
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+        const char *cl = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        const char *te = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
         if ((cl && strcmp(cl, "0")) || te) {
             x->answered = 1;
             api_reply_error(&r, 413, "this API takes no request body");
@@ -467,6 +468,7 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
                      size_t errlen)
 {
     *out = NULL;
+    if (!api_libs_load(err, errlen)) return -ENOENT; /* before any credential is read: they are hashed with it */
     if (!c->users_file && !c->tokens_file) {
         snprintf(err, errlen, "no credentials: give --users FILE (HTTP Basic) and/or --tokens FILE (bearer tokens); "
                  "the API never serves without them");
@@ -531,7 +533,7 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         {MHD_OPTION_HTTPS_PRIORITIES, 0, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"},
         {MHD_OPTION_END, 0, NULL},
     };
-    s->daemon = MHD_start_daemon(
+    s->daemon = api_libs()->start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, max,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -553,9 +555,9 @@ void api_server_stop(struct api_server *s)
     if (!s) return;
     /* No new connections (quiesce hands the listening socket back, so we close it, not MHD); actions in
      * connection threads give up; then the threads end. */
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    MHD_socket fd = api_libs()->quiesce_daemon(s->daemon);
     s->state.cancel = 1;
-    MHD_stop_daemon(s->daemon);
+    api_libs()->stop_daemon(s->daemon);
     if (fd != MHD_INVALID_SOCKET) close(fd);
     free_server(s);
 }
