@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,36 +18,45 @@ static struct {
 #define MHD_SONAME "libmicrohttpd.so.12"
 #define GNUTLS_SONAME "libgnutls.so.30"
 
-static int find(void *lib, const char *soname, const char *name, void **out)
-{
-    *out = dlsym(lib, name);
-    if (*out) return 0;
-    snprintf(loaded.why, sizeof loaded.why, "%s has no %s", soname, name);
-    return -1;
-}
+#define SYM(lib, field, name) {lib, name, offsetof(struct api_libs, field)}
+static const struct sym {
+    int lib; /* 0: libmicrohttpd, 1: GnuTLS */
+    const char *name;
+    size_t offset; /* of its pointer in struct api_libs */
+} syms[] = {
+    SYM(0, start_daemon, "MHD_start_daemon"),
+    SYM(0, stop_daemon, "MHD_stop_daemon"),
+    SYM(0, quiesce_daemon, "MHD_quiesce_daemon"),
+    SYM(0, queue_response, "MHD_queue_response"),
+    SYM(0, create_response_from_buffer, "MHD_create_response_from_buffer"),
+    SYM(0, create_response_from_fd_at_offset64, "MHD_create_response_from_fd_at_offset64"),
+    SYM(0, add_response_header, "MHD_add_response_header"),
+    SYM(0, destroy_response, "MHD_destroy_response"),
+    SYM(0, get_connection_info, "MHD_get_connection_info"),
+    SYM(0, get_connection_values_n, "MHD_get_connection_values_n"),
+    SYM(0, lookup_connection_value, "MHD_lookup_connection_value"),
+    SYM(1, hash_fast, "gnutls_hash_fast"),
+};
 
 static void load_once(void)
 {
-    void *mhd = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL), *tls = dlopen(GNUTLS_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!mhd || !tls) {
-        snprintf(loaded.why, sizeof loaded.why, "cannot load %s: %s (Debian: libmicrohttpd12, libgnutls30)",
-                 mhd ? GNUTLS_SONAME : MHD_SONAME, dlerror());
-        return;
+    static const char *const sonames[] = {MHD_SONAME, GNUTLS_SONAME};
+    void *libs[2];
+    for (int i = 0; i < 2; i++)
+        if (!(libs[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL))) {
+            snprintf(loaded.why, sizeof loaded.why, "cannot load %s: %s (Debian: libmicrohttpd12, libgnutls30)",
+                     sonames[i], dlerror());
+            return;
+        }
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *p = dlsym(libs[syms[i].lib], syms[i].name);
+        if (!p) {
+            snprintf(loaded.why, sizeof loaded.why, "%s has no %s", sonames[syms[i].lib], syms[i].name);
+            return;
+        }
+        memcpy((char *)&loaded.f + syms[i].offset, &p, sizeof p); /* POSIX: dlsym's pointer is the function's */
     }
-    struct api_libs *f = &loaded.f;
-    loaded.ok = find(mhd, MHD_SONAME, "MHD_start_daemon", (void **)&f->start_daemon) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_stop_daemon", (void **)&f->stop_daemon) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_quiesce_daemon", (void **)&f->quiesce_daemon) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_queue_response", (void **)&f->queue_response) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_create_response_from_buffer", (void **)&f->create_response_from_buffer) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_create_response_from_fd_at_offset64",
-                     (void **)&f->create_response_from_fd_at_offset64) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_add_response_header", (void **)&f->add_response_header) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_destroy_response", (void **)&f->destroy_response) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_get_connection_info", (void **)&f->get_connection_info) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_get_connection_values_n", (void **)&f->get_connection_values_n) == 0 &&
-                find(mhd, MHD_SONAME, "MHD_lookup_connection_value", (void **)&f->lookup_connection_value) == 0 &&
-                find(tls, GNUTLS_SONAME, "gnutls_hash_fast", (void **)&f->hash_fast) == 0;
+    loaded.ok = 1;
 }
 
 const struct api_libs *api_libs_load(char *err, size_t errlen)
