@@ -141,7 +141,9 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
                            struct stack_frame *out, int max)
 {
     Dwarf_Addr addr = return_address && pc > 0 ? pc - 1 : pc;
-    Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(sy->m), addr);
+    /* No Dwfl when the modules' last rebuild failed; libdwfl's dwfl_addrmodule(NULL, ...) returns stack garbage. */
+    Dwfl *dwfl = modules_dwfl(sy->m);
+    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
     struct stack_frame base = {.pc = pc};
     if (!mod) {
         out[0] = base;

@@ -162,6 +162,14 @@ int unwinder_prepare(struct unwinder *u)
 
 void unwinder_begin(struct unwinder *u) { memset(u->page_valid, 0, sizeof u->page_valid); }
 
+/* Whether the modules' Dwfl carries our thread callbacks. One rebuilt since the last successful unwinder_prepare
+ * (the mappings changed, and were then unreadable or empty, as a zombie leader's are, so that dwfl_attach_state
+ * failed) has none: libdwfl's unwinder would follow its NULL process. */
+static int prepared(struct unwinder *u)
+{
+    return u->attached && u->attached == modules_generation(u->m) && modules_dwfl(u->m);
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
     struct unwinder *u = arg;
@@ -219,7 +227,7 @@ int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, c
                   size_t whylen)
 {
     why[0] = '\0';
-    if (!u->attached) {
+    if (!prepared(u)) {
         snprintf(why, whylen, "unwinder not prepared");
         return 0;
     }
@@ -235,7 +243,7 @@ int unwinder_copy(struct unwinder *u, int tid, const unsigned long long *regs, c
 int unwinder_thread(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen)
 {
     why[0] = '\0';
-    if (!u->attached) {
+    if (!prepared(u)) {
         snprintf(why, whylen, "unwinder not prepared");
         return 0;
     }
