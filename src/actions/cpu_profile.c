@@ -21,6 +21,7 @@
 #define BUCKETS 4096
 #define MAX_THREADS 4096
 #define SYNC_SECONDS 1.0 /* how often the mappings are checked for dlopen/dlclose */
+#define MAX_PROGRAMS 8   /* programs one profile follows through execve(); the exec after the last one ends it */
 
 /* One distinct stack of one thread and what it got. */
 struct agg {
@@ -31,13 +32,37 @@ struct agg {
     struct agg *next;
 };
 
+/* The stacks of a program the process ran before an execve(), with what names their pcs: the modules of that
+ * program's mappings, which the process no longer has. */
+struct past_program {
+    struct modules *modules;
+    struct symbolizer *sym;
+    struct agg *buckets[BUCKETS];
+};
+
+/* What tells one program image from the next in one process: an execve() moves the code and the stack (ASLR,
+ * another binary, other arguments); dlopen and mmap do not. */
+struct image_id {
+    unsigned long long startcode, endcode, startstack;
+};
+
 struct profiler {
     const struct cpu_profile_options *o;
     struct modules *modules;
     struct unwinder *unwinder;
     struct symbolizer *sym;
     struct agg *buckets[BUCKETS];
-    int nstacks;
+    int nstacks; /* of every program */
+    /* execve() during the profile: a pc means something only in the program it was sampled in, so the stacks of
+     * each program are named with that program's modules (past[]), and a sample counts only once it is known to
+     * be of the program the current modules describe (sample_current). */
+    struct past_program *past[MAX_PROGRAMS - 1];
+    int npast;
+    int track_exec;             /* the image is readable: execs are followed */
+    struct image_id image;      /* of the program the current modules describe */
+    long long image_since_ns;   /* samples taken before may be of the program before */
+    long long image_checked_ns; /* a check of the image that began then saw that program */
+    int exec_seen;              /* a sample was of another program: follow the exec */
     long long samples, lost, sampled_cpu_ns;
     long long period_ns;
     struct cpu_thread threads[MAX_THREADS];
@@ -61,6 +86,43 @@ enum cpu_method cpu_profile_method_from_env(void)
     if (m && strcmp(m, "ptrace") == 0) return CPU_METHOD_PTRACE;
     if (m && strcmp(m, "perf") == 0) return CPU_METHOD_PERF;
     return CPU_METHOD_AUTO;
+}
+
+static long long now_ns(void) { return (long long)(clock_monotonic_seconds() * 1e9); }
+
+/* ---- which program a sample is of ---- */
+
+/* The image thread tid runs, or through the leader the process's (tid gone, or 0). -1 when not known: the leader
+ * is a zombie (a thread other than the main one is in the middle of an execve) or the memory is not ours to see. */
+static int image_of(int pid, int tid, struct image_id *id)
+{
+    struct procstat ps;
+    for (int leader = tid > 0 ? 0 : 1; leader < 2; leader++)
+        if (procstat_read(pid, leader ? 0 : tid, &ps) == 0 && ps.state != 'Z' && ps.state != 'X' &&
+            (ps.startcode || ps.endcode || ps.startstack)) {
+            *id = (struct image_id){ps.startcode, ps.endcode, ps.startstack};
+            return 0;
+        }
+    return -1;
+}
+
+/* Whether a sample taken at taken_ns (CLOCK_MONOTONIC) is of the program the current modules describe. A check
+ * of the image that began after the sample was taken and still saw that program proves it (an image does not
+ * change back); one that sees another program, or none (mid-exec), says to follow the exec, and the sample is
+ * dropped: it may be of either program. Samples taken before the modules followed the exec are dropped too. */
+static int sample_current(struct profiler *pr, int tid, long long taken_ns)
+{
+    if (!pr->track_exec) return 1;
+    if (taken_ns < pr->image_since_ns) return 0;
+    if (taken_ns <= pr->image_checked_ns) return 1;
+    long long begin = now_ns();
+    struct image_id id;
+    if (image_of(pr->o->pid, tid, &id) < 0 || memcmp(&id, &pr->image, sizeof id) != 0) {
+        pr->exec_seen = 1;
+        return 0;
+    }
+    pr->image_checked_ns = begin;
+    return 1;
 }
 
 /* ---- aggregation ---- */
@@ -118,6 +180,10 @@ static void add_stack(struct profiler *pr, int tid, const struct unwind_frame *f
 static void on_sample_weighted(struct profiler *pr, const struct perf_sample *s, long long cpu_ns)
 {
     char why[128];
+    if (!sample_current(pr, s->tid, (long long)s->time_ns)) { /* around an execve: not named against either */
+        pr->lost++;
+        return;
+    }
     int n = unwinder_copy(pr->unwinder, s->tid, s->regs, s->stack, s->regs[ARCH_DWARF_SP], s->stack_len,
                           pr->frames, STACK_MAX_FRAMES, why, sizeof why);
     if (n == 0) { /* no frame at all: keep the bare pc so the sample is not lost */
@@ -145,10 +211,10 @@ static void on_ptrace_sample(void *arg, const struct perf_sample *s, long long c
     on_sample_weighted(arg, s, cpu_ns);
 }
 
-static void free_aggs(struct profiler *pr)
+static void free_aggs(struct agg **buckets)
 {
     for (int i = 0; i < BUCKETS; i++)
-        for (struct agg *a = pr->buckets[i], *next; a; a = next) {
+        for (struct agg *a = buckets[i], *next; a; a = next) {
             next = a->next;
             free(a->pcs);
             free(a);
@@ -165,8 +231,8 @@ struct pc_names {
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-/* The report frames of one pc (its inlined calls first), named by the symbolizer on first use. */
-static struct pc_names *names_of(struct profiler *pr, struct cpu_report *r, struct pc_names **tab, int *cap,
+/* The report frames of one pc (its inlined calls first), named by the symbolizer of its program on first use. */
+static struct pc_names *names_of(struct symbolizer *sym, struct cpu_report *r, struct pc_names **tab, int *cap,
                                  const struct unwind_frame *f)
 {
     unsigned long long h = (f->pc * 0x9E3779B97F4A7C15ULL + (unsigned)f->exact) >> 20;
@@ -174,7 +240,7 @@ static struct pc_names *names_of(struct profiler *pr, struct cpu_report *r, stru
     for (e = *b; e; e = e->next)
         if (e->pc == f->pc && e->exact == f->exact) return e;
     struct stack_frame sf[32];
-    int n = pr->sym ? symbolizer_lookup(pr->sym, f->pc, !f->exact, 1, sf, 32) : 0;
+    int n = sym ? symbolizer_lookup(sym, f->pc, !f->exact, 1, sf, 32) : 0;
     if (n == 0) sf[n++] = (struct stack_frame){.pc = f->pc};
     if (r->nframes + n > *cap) {
         int c = *cap ? *cap * 2 : 256;
@@ -202,6 +268,46 @@ static struct pc_names *names_of(struct profiler *pr, struct cpu_report *r, stru
     return e;
 }
 
+static void free_names(struct pc_names **tab)
+{
+    for (int b = 0; tab && b < BUCKETS; b++) {
+        for (struct pc_names *e = tab[b], *next; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+        tab[b] = NULL;
+    }
+}
+
+/* The stacks of one program into r, their pcs named by sym. */
+static int add_stacks(struct cpu_report *r, struct agg *const *buckets, struct symbolizer *sym, struct pc_names **tab,
+                      int *cap)
+{
+    int rc = 0;
+    for (int b = 0; rc == 0 && b < BUCKETS; b++)
+        for (struct agg *a = buckets[b]; a && rc == 0; a = a->next) {
+            struct cpu_stack *cs = &r->stacks[r->nstacks];
+            int total = 0;
+            struct pc_names *per[STACK_MAX_FRAMES];
+            for (int i = 0; i < a->n && rc == 0; i++) {
+                if (!(per[i] = names_of(sym, r, tab, cap, &a->pcs[i]))) rc = -ENOMEM;
+                else total += per[i]->n;
+            }
+            if (rc < 0 || !(cs->frames = malloc((size_t)(total ? total : 1) * sizeof *cs->frames))) {
+                rc = -ENOMEM;
+                break;
+            }
+            for (int i = 0; i < a->n; i++)
+                for (int k = 0; k < per[i]->n; k++) cs->frames[cs->nframes++] = per[i]->first + k;
+            cs->truncated = a->truncated;
+            cs->tid = a->tid;
+            cs->samples = a->samples;
+            cs->cpu_ns = a->cpu_ns;
+            r->nstacks++;
+        }
+    return rc;
+}
+
 static int build_report(struct profiler *pr, const char *method, const char *why, double seconds, long long stopped_ns,
                         struct cpu_report *r)
 {
@@ -227,32 +333,14 @@ static int build_report(struct profiler *pr, const char *method, const char *why
         memcpy(r->threads, pr->threads, (size_t)pr->nthreads * sizeof *r->threads);
         r->nthreads = pr->nthreads;
     }
-    for (int b = 0; rc == 0 && b < BUCKETS; b++)
-        for (struct agg *a = pr->buckets[b]; a && rc == 0; a = a->next) {
-            struct cpu_stack *cs = &r->stacks[r->nstacks];
-            int total = 0;
-            struct pc_names *per[STACK_MAX_FRAMES];
-            for (int i = 0; i < a->n && rc == 0; i++) {
-                if (!(per[i] = names_of(pr, r, tab, &cap, &a->pcs[i]))) rc = -ENOMEM;
-                else total += per[i]->n;
-            }
-            if (rc < 0 || !(cs->frames = malloc((size_t)(total ? total : 1) * sizeof *cs->frames))) {
-                rc = -ENOMEM;
-                break;
-            }
-            for (int i = 0; i < a->n; i++)
-                for (int k = 0; k < per[i]->n; k++) cs->frames[cs->nframes++] = per[i]->first + k;
-            cs->truncated = a->truncated;
-            cs->tid = a->tid;
-            cs->samples = a->samples;
-            cs->cpu_ns = a->cpu_ns;
-            r->nstacks++;
-        }
-    for (int b = 0; tab && b < BUCKETS; b++)
-        for (struct pc_names *e = tab[b], *next; e; e = next) {
-            next = e->next;
-            free(e);
-        }
+    /* The programs the process ran before an execve, then the current one: each one's pcs named by its own
+     * modules, in a table of their own (the same pc in two programs is two frames). */
+    for (int p = 0; p <= pr->npast && rc == 0; p++) {
+        free_names(tab);
+        if (p < pr->npast) rc = add_stacks(r, pr->past[p]->buckets, pr->past[p]->sym, tab, &cap);
+        else rc = add_stacks(r, pr->buckets, pr->sym, tab, &cap);
+    }
+    free_names(tab);
     free(tab);
     if (rc < 0) cpu_report_free(r);
     return rc;
@@ -286,6 +374,38 @@ static int prepare(struct profiler *pr, char *err, size_t errlen)
     return 0;
 }
 
+/* After an execve(): the stacks so far are kept with the modules and symbolizer that name them, and new ones are
+ * made for the program the process now runs. Returns 0 when it followed an exec, 1 when the program is the same,
+ * 2 when it is not known yet (mid-exec: the mappings must not be read now), -1 when the profile ends here (too
+ * many programs, or the new one may not be looked at: set-user-ID). */
+static int follow_exec(struct profiler *pr, char *err, size_t errlen)
+{
+    struct image_id id;
+    if (image_of(pr->o->pid, 0, &id) < 0) return 2;
+    long long seen = now_ns(); /* after the exec */
+    if (memcmp(&id, &pr->image, sizeof id) == 0) {
+        pr->exec_seen = 0;
+        return 1;
+    }
+    struct past_program *p = pr->npast < MAX_PROGRAMS - 1 ? calloc(1, sizeof *p) : NULL;
+    if (!p) return -1;
+    p->modules = pr->modules;
+    p->sym = pr->sym;
+    memcpy(p->buckets, pr->buckets, sizeof p->buckets);
+    memset(pr->buckets, 0, sizeof pr->buckets);
+    pr->past[pr->npast++] = p;
+    unwinder_free(pr->unwinder);
+    pr->modules = NULL;
+    pr->unwinder = NULL;
+    pr->sym = NULL;
+    if (prepare(pr, err, errlen) < 0) return -1;
+    pr->image = id;
+    pr->image_since_ns = seen;
+    pr->image_checked_ns = 0;
+    pr->exec_seen = 0;
+    return 0;
+}
+
 int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -303,6 +423,9 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
     struct ptrace_sampler *pt = NULL;
     char why[256] = "";
     const char *method = "perf";
+    /* The image before the modules: an exec in between is followed at the first check. */
+    pr->image_checked_ns = now_ns();
+    pr->track_exec = image_of(o->pid, 0, &pr->image) == 0;
     if ((rc = prepare(pr, err, errlen)) < 0) goto out;
     if (o->method != CPU_METHOD_PTRACE) {
         rc = perf_sampler_open(&perf, o->pid, hz, why, sizeof why);
@@ -340,10 +463,15 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
             clock_sleep(tick, o->cancel);
         }
         now = clock_monotonic_seconds();
-        if (now - last_sync >= SYNC_SECONDS) { /* dlopen or dlclose: new code to unwind through */
+        if (pr->exec_seen || now - last_sync >= SYNC_SECONDS) {
             char e2[256];
-            last_sync = now;
-            if (modules_sync(pr->modules, e2, sizeof e2) == 0) unwinder_prepare(pr->unwinder);
+            int same = pr->track_exec ? follow_exec(pr, e2, sizeof e2) : 1;
+            if (same < 0) break; /* the report ends at this exec */
+            if (same != 2 && now - last_sync >= SYNC_SECONDS) {
+                last_sync = now;
+                /* dlopen or dlclose: new code to unwind through */
+                if (same == 1 && modules_sync(pr->modules, e2, sizeof e2) == 0) unwinder_prepare(pr->unwinder);
+            }
         }
         if (o->progress && o->seconds > 0) o->progress(o->progress_arg, (now - start) / o->seconds);
         if (o->on_report && o->live_seconds > 0 && now - last_live >= o->live_seconds) {
@@ -365,7 +493,13 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
 out:
     perf_sampler_close(perf);
     ptrace_sampler_close(pt);
-    free_aggs(pr);
+    free_aggs(pr->buckets);
+    for (int p = 0; p < pr->npast; p++) {
+        free_aggs(pr->past[p]->buckets);
+        symbolizer_free(pr->past[p]->sym);
+        modules_free(pr->past[p]->modules);
+        free(pr->past[p]);
+    }
     symbolizer_free(pr->sym);
     unwinder_free(pr->unwinder);
     modules_free(pr->modules);

@@ -30,7 +30,8 @@ void cpu_profile_options_default(struct cpu_profile_options *o, int pid);
 /* The method to use by default: DIAGTOP_PROFILE_METHOD=ptrace|perf in the environment, else AUTO. */
 enum cpu_method cpu_profile_method_from_env(void);
 /* Samples pid as o says and fills out. A process that exits during the profile ends it early (the report says
- * so through its duration). Returns 0, or -errno with a reason (no such process, permission naming what is
- * missing, both methods refused). */
+ * so through its duration). One that execs is followed into the new program, each program's stacks named with its
+ * own modules; the samples taken while it exec'd are dropped (counted lost). Returns 0, or -errno with a reason
+ * (no such process, permission naming what is missing, both methods refused). */
 int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out, char *err, size_t errlen);
 #endif

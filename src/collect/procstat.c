@@ -65,6 +65,11 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
     out->starttime = (unsigned long long)F(22);
     out->vsize = (unsigned long long)F(23);
     out->rss = F(24);
+    if (n >= 28 - 3) {
+        out->startcode = (unsigned long long)F(26);
+        out->endcode = (unsigned long long)F(27);
+        out->startstack = (unsigned long long)F(28);
+    }
     if (n >= 39 - 3) out->processor = (int)F(39);
     if (n >= 41 - 3) {
         out->rt_priority = (unsigned int)F(40);

@@ -19,6 +19,9 @@ struct procstat {
     unsigned long long starttime; /* clock ticks after boot */
     unsigned long long vsize;     /* bytes */
     long long rss;                /* pages */
+    /* Where the program's code and its stack are: an execve() changes them, nothing else does. 0 when the reader
+     * may not look at the process's memory, and for a zombie. */
+    unsigned long long startcode, endcode, startstack;
     int processor;
     unsigned int rt_priority, policy;
 };

@@ -49,6 +49,9 @@ static void comm_with_parens_spaces_newline_and_escape(void)
     CHECK_INT(ps.starttime, 98765);
     CHECK_INT(ps.vsize, 104857600);
     CHECK_INT(ps.rss, 2560);
+    CHECK_INT(ps.startcode, 1);
+    CHECK_INT(ps.endcode, 1);
+    CHECK_INT(ps.startstack, 0);
     CHECK_INT(ps.processor, 1);
     free(t);
 }
