@@ -348,10 +348,13 @@ static int build_report(struct profiler *pr, const char *method, const char *why
 
 /* ---- the run ---- */
 
+/* Alive while any thread is. A zombie leader with other threads still counted is not the end: it is what a thread
+ * other than the main one looks like in the middle of an execve (the leader killed, its place not yet taken), and
+ * what a main thread that called pthread_exit leaves. */
 static int alive(int pid)
 {
     struct procstat ps;
-    return procstat_read(pid, 0, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+    return procstat_read(pid, 0, &ps) == 0 && ((ps.state != 'Z' && ps.state != 'X') || ps.num_threads > 1);
 }
 
 /* The unwinder and symbolizer of the process, with every module's unwind tables loaded up front. */
