@@ -63,6 +63,7 @@ struct profiler {
     long long image_since_ns;   /* samples taken before may be of the program before */
     long long image_checked_ns; /* a check of the image that began then saw that program */
     int exec_seen;              /* a sample was of another program: follow the exec */
+    long long loading_until_ns; /* the dynamic loader may still be mapping the new program's libraries */
     long long samples, lost, sampled_cpu_ns;
     long long period_ns;
     struct cpu_thread threads[MAX_THREADS];
@@ -186,6 +187,16 @@ static void on_sample_weighted(struct profiler *pr, const struct perf_sample *s,
     }
     int n = unwinder_copy(pr->unwinder, s->tid, s->regs, s->stack, s->regs[ARCH_DWARF_SP], s->stack_len,
                           pr->frames, STACK_MAX_FRAMES, why, sizeof why);
+    /* Just after an exec the modules may lack the libraries ld.so mapped since (the next check of the mappings is
+     * up to a second away): when unwinding stopped early and the mappings changed, unwind again with them. */
+    if (why[0] && now_ns() < pr->loading_until_ns) {
+        unsigned generation = modules_generation(pr->modules);
+        char e2[256];
+        if (modules_sync(pr->modules, e2, sizeof e2) == 0 && modules_generation(pr->modules) != generation &&
+            unwinder_prepare(pr->unwinder) == 0)
+            n = unwinder_copy(pr->unwinder, s->tid, s->regs, s->stack, s->regs[ARCH_DWARF_SP], s->stack_len,
+                              pr->frames, STACK_MAX_FRAMES, why, sizeof why);
+    }
     if (n == 0) { /* no frame at all: keep the bare pc so the sample is not lost */
         pr->frames[0] = (struct unwind_frame){s->regs[ARCH_DWARF_PC], 1};
         n = 1;
@@ -404,6 +415,7 @@ static int follow_exec(struct profiler *pr, char *err, size_t errlen)
     if (prepare(pr, err, errlen) < 0) return -1;
     pr->image = id;
     pr->image_since_ns = seen;
+    pr->loading_until_ns = seen + (long long)(SYNC_SECONDS * 1e9);
     pr->image_checked_ns = 0;
     pr->exec_seen = 0;
     return 0;
