@@ -77,6 +77,9 @@ build/targets/%: tests/targets/%.c
 # A stripped copy: frames must still unwind (.eh_frame) and show module+offset.
 build/targets/threads-stripped: build/targets/threads
 	strip -o $@ $<
+# Without any symbol or debug info at all (no .symtab, no .debug_*): the profiler names its frames module+offset.
+build/targets/stripme-stripped: build/targets/stripme
+	strip --strip-all -o $@ $<
 
 # One unwinding target built the ways binaries come: without frame pointers; with only .debug_frame (no unwind
 # tables in .eh_frame); a stripped PIE whose debug info is in a separate file found by its debuglink. And C++.
@@ -115,8 +118,8 @@ build/targets/java/Leaky.class: tests/targets/Leaky.java
 	@mkdir -p $(dir $@)
 	javac -d $(dir $@) $<
 
-$(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/gopsy build/targets/gostacks \
-    build/targets/java/Sleeper.class build/targets/java/Leaky.class: | $(TEST_DEPS_STAMP)
+$(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme-stripped build/targets/gopsy \
+    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class: | $(TEST_DEPS_STAMP)
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
 # include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
@@ -127,8 +130,8 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
-targets: $(TARGET_BIN) build/targets/threads-stripped $(UNWIND_BIN) build/targets/gopsy build/targets/gostacks \
-         build/targets/java/Sleeper.class build/targets/java/Leaky.class
+targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
+         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class
 
 run: all
 	./build/diagtop
