@@ -32,9 +32,9 @@ struct agg {
     struct agg *next;
 };
 
-/* The stacks of a program the process ran before an execve(), with what names their pcs: the modules of that
- * program's mappings, which the process no longer has. */
-struct past_program {
+/* The stacks sampled in one program image, with what names their pcs: the modules of that program's mappings
+ * (after an execve() the process no longer has them). */
+struct program {
     struct modules *modules;
     struct symbolizer *sym;
     struct agg *buckets[BUCKETS];
@@ -48,16 +48,13 @@ struct image_id {
 
 struct profiler {
     const struct cpu_profile_options *o;
-    struct modules *modules;
-    struct unwinder *unwinder;
-    struct symbolizer *sym;
-    struct agg *buckets[BUCKETS];
-    int nstacks; /* of every program */
     /* execve() during the profile: a pc means something only in the program it was sampled in, so the stacks of
-     * each program are named with that program's modules (past[]), and a sample counts only once it is known to
-     * be of the program the current modules describe (sample_current). */
-    struct past_program *past[MAX_PROGRAMS - 1];
-    int npast;
+     * each program are named with that program's modules, and a sample counts only once it is known to be of the
+     * program the current modules describe (sample_current). The current program is the last. */
+    struct program *programs[MAX_PROGRAMS];
+    int nprograms;
+    struct unwinder *unwinder; /* over the current program's modules */
+    int nstacks;               /* of every program */
     int track_exec;             /* the image is readable: execs are followed */
     struct image_id image;      /* of the program the current modules describe */
     long long image_since_ns;   /* samples taken before may be of the program before */
@@ -88,6 +85,8 @@ enum cpu_method cpu_profile_method_from_env(void)
     if (m && strcmp(m, "perf") == 0) return CPU_METHOD_PERF;
     return CPU_METHOD_AUTO;
 }
+
+static struct program *current(const struct profiler *pr) { return pr->programs[pr->nprograms - 1]; }
 
 static long long now_ns(void) { return (long long)(clock_monotonic_seconds() * 1e9); }
 
@@ -154,7 +153,7 @@ static void thread_seen(struct profiler *pr, int tid, long long samples)
 static void add_stack(struct profiler *pr, int tid, const struct unwind_frame *f, int n, int truncated, long long ns)
 {
     unsigned long long h = stack_hash(tid, f, n);
-    struct agg **b = &pr->buckets[h % BUCKETS], *a;
+    struct agg **b = &current(pr)->buckets[h % BUCKETS], *a;
     for (a = *b; a; a = a->next)
         if (a->hash == h && a->tid == tid && a->n == n && memcmp(a->pcs, f, (size_t)n * sizeof *f) == 0) break;
     if (!a) {
@@ -190,9 +189,10 @@ static void on_sample_weighted(struct profiler *pr, const struct perf_sample *s,
     /* Just after an exec the modules may lack the libraries ld.so mapped since (the next check of the mappings is
      * up to a second away): when unwinding stopped early and the mappings changed, unwind again with them. */
     if (why[0] && now_ns() < pr->loading_until_ns) {
-        unsigned generation = modules_generation(pr->modules);
+        struct modules *m = current(pr)->modules;
+        unsigned generation = modules_generation(m);
         char e2[256];
-        if (modules_sync(pr->modules, e2, sizeof e2) == 0 && modules_generation(pr->modules) != generation &&
+        if (modules_sync(m, e2, sizeof e2) == 0 && modules_generation(m) != generation &&
             unwinder_prepare(pr->unwinder) == 0)
             n = unwinder_copy(pr->unwinder, s->tid, s->regs, s->stack, s->regs[ARCH_DWARF_SP], s->stack_len,
                               pr->frames, STACK_MAX_FRAMES, why, sizeof why);
@@ -346,10 +346,9 @@ static int build_report(struct profiler *pr, const char *method, const char *why
     }
     /* The programs the process ran before an execve, then the current one: each one's pcs named by its own
      * modules, in a table of their own (the same pc in two programs is two frames). */
-    for (int p = 0; p <= pr->npast && rc == 0; p++) {
+    for (int p = 0; p < pr->nprograms && rc == 0; p++) {
         free_names(tab);
-        if (p < pr->npast) rc = add_stacks(r, pr->past[p]->buckets, pr->past[p]->sym, tab, &cap);
-        else rc = add_stacks(r, pr->buckets, pr->sym, tab, &cap);
+        rc = add_stacks(r, pr->programs[p]->buckets, pr->programs[p]->sym, tab, &cap);
     }
     free_names(tab);
     free(tab);
@@ -368,10 +367,17 @@ static int alive(int pid)
     return procstat_read(pid, 0, &ps) == 0 && ((ps.state != 'Z' && ps.state != 'X') || ps.num_threads > 1);
 }
 
-/* The unwinder and symbolizer of the process, with every module's unwind tables loaded up front. */
+/* A new current program: the modules and symbolizer of the process's mappings now, and the unwinder over them with
+ * every module's unwind tables loaded up front. */
 static int prepare(struct profiler *pr, char *err, size_t errlen)
 {
-    if (!(pr->modules = modules_new(pr->o->pid, err, errlen))) {
+    struct program *p = calloc(1, sizeof *p); /* room: follow_exec stops at MAX_PROGRAMS */
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    pr->programs[pr->nprograms++] = p;
+    if (!(p->modules = modules_new(pr->o->pid, err, errlen))) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/maps", pr->o->pid);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -379,9 +385,9 @@ static int prepare(struct profiler *pr, char *err, size_t errlen)
         if (fd >= 0) close(fd);
         return -EPERM;
     }
-    pr->unwinder = unwinder_new(pr->modules);
-    pr->sym = symbolizer_new(pr->modules);
-    if (!pr->unwinder || !pr->sym || unwinder_prepare(pr->unwinder) < 0) {
+    pr->unwinder = unwinder_new(p->modules);
+    p->sym = symbolizer_new(p->modules);
+    if (!pr->unwinder || !p->sym || unwinder_prepare(pr->unwinder) < 0) {
         snprintf(err, errlen, "cannot prepare the unwinder");
         return -ENOMEM;
     }
@@ -401,17 +407,9 @@ static int follow_exec(struct profiler *pr, char *err, size_t errlen)
         pr->exec_seen = 0;
         return 1;
     }
-    struct past_program *p = pr->npast < MAX_PROGRAMS - 1 ? calloc(1, sizeof *p) : NULL;
-    if (!p) return -1;
-    p->modules = pr->modules;
-    p->sym = pr->sym;
-    memcpy(p->buckets, pr->buckets, sizeof p->buckets);
-    memset(pr->buckets, 0, sizeof pr->buckets);
-    pr->past[pr->npast++] = p;
-    unwinder_free(pr->unwinder);
-    pr->modules = NULL;
+    if (pr->nprograms == MAX_PROGRAMS) return -1;
+    unwinder_free(pr->unwinder); /* the finished program keeps its modules and symbolizer */
     pr->unwinder = NULL;
-    pr->sym = NULL;
     if (prepare(pr, err, errlen) < 0) return -1;
     pr->image = id;
     pr->image_since_ns = seen;
@@ -485,7 +483,8 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
             if (same != 2 && now - last_sync >= SYNC_SECONDS) {
                 last_sync = now;
                 /* dlopen or dlclose: new code to unwind through */
-                if (same == 1 && modules_sync(pr->modules, e2, sizeof e2) == 0) unwinder_prepare(pr->unwinder);
+                if (same == 1 && modules_sync(current(pr)->modules, e2, sizeof e2) == 0)
+                    unwinder_prepare(pr->unwinder);
             }
         }
         if (o->progress && o->seconds > 0) o->progress(o->progress_arg, (now - start) / o->seconds);
@@ -508,16 +507,13 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
 out:
     perf_sampler_close(perf);
     ptrace_sampler_close(pt);
-    free_aggs(pr->buckets);
-    for (int p = 0; p < pr->npast; p++) {
-        free_aggs(pr->past[p]->buckets);
-        symbolizer_free(pr->past[p]->sym);
-        modules_free(pr->past[p]->modules);
-        free(pr->past[p]);
-    }
-    symbolizer_free(pr->sym);
     unwinder_free(pr->unwinder);
-    modules_free(pr->modules);
+    for (int p = 0; p < pr->nprograms; p++) {
+        free_aggs(pr->programs[p]->buckets);
+        symbolizer_free(pr->programs[p]->sym);
+        modules_free(pr->programs[p]->modules);
+        free(pr->programs[p]);
+    }
     free(pr);
     return rc < 0 ? rc : 0;
 }
