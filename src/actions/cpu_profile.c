@@ -300,17 +300,20 @@ static int add_stacks(struct cpu_report *r, struct agg *const *buckets, struct s
             struct cpu_stack *cs = &r->stacks[r->nstacks];
             int total = 0;
             struct pc_names *per[STACK_MAX_FRAMES];
-            for (int i = 0; i < a->n && rc == 0; i++) {
+            int used = a->n, ended = 0;
+            for (int i = 0; i < used && rc == 0; i++) {
                 if (!(per[i] = names_of(sym, r, tab, cap, &a->pcs[i]))) rc = -ENOMEM;
                 else total += per[i]->n;
+                /* a Go stack ends at its switch or its thread's first frame: what was unwound past it is not it */
+                if (rc == 0 && stack_go_end(r->frames[per[i]->first + per[i]->n - 1].function)) used = i + 1, ended = 1;
             }
             if (rc < 0 || !(cs->frames = malloc((size_t)(total ? total : 1) * sizeof *cs->frames))) {
                 rc = -ENOMEM;
                 break;
             }
-            for (int i = 0; i < a->n; i++)
+            for (int i = 0; i < used; i++)
                 for (int k = 0; k < per[i]->n; k++) cs->frames[cs->nframes++] = per[i]->first + k;
-            cs->truncated = a->truncated;
+            cs->truncated = a->truncated && !ended;
             cs->tid = a->tid;
             cs->samples = a->samples;
             cs->cpu_ns = a->cpu_ns;

@@ -84,38 +84,34 @@ static void fill_thread_facts(struct stack_thread *t, const struct thread_sample
 /* ---- naming, after the process runs again ---- */
 
 /* Go's stacks: a goroutine starts on a return address into runtime.goexit, and runtime.mcall, systemstack and
- * morestack switch between a goroutine's stack and its thread's. What unwinds past one of them is not this stack
- * (eu-stack goes on into whatever the words there point at): the stack ends there. A thread's own stack begins in
- * clone, mstart or rt0_go, where unwinding may end without an error being a truncation. */
-static int go_stack_switch(const char *function)
+ * morestack switch between a goroutine's stack and its thread's. A thread's own stack begins in runtime.clone (the
+ * child's first call, at the very top of its new stack) or rt0_go (entered by a jump, with argc above it). What
+ * unwinds past one of these is not this stack: eu-stack goes on into whatever the words there point at (the word
+ * above a pooled g0 stack is its neighbour's, now and then a stale return address), diagtop ends the stack there. */
+int stack_go_end(const char *function)
 {
-    static const char *const switches[] = {"runtime.goexit", "runtime.mcall", "runtime.systemstack",
-                                           "runtime.morestack"};
-    for (size_t i = 0; function && i < sizeof switches / sizeof switches[0]; i++) {
-        size_t n = strlen(switches[i]);
-        if (strncmp(function, switches[i], n) == 0 && (function[n] == '\0' || strcmp(function + n, ".abi0") == 0))
+    static const char *const ends[] = {"runtime.goexit",    "runtime.mcall", "runtime.systemstack",
+                                       "runtime.morestack", "runtime.clone", "runtime.rt0_go"};
+    for (size_t i = 0; function && i < sizeof ends / sizeof ends[0]; i++) {
+        size_t n = strlen(ends[i]);
+        if (strncmp(function, ends[i], n) == 0 && (function[n] == '\0' || strcmp(function + n, ".abi0") == 0))
             return 1;
     }
     return 0;
 }
 
-static int go_thread_root(const char *function)
-{
-    return function && (strncmp(function, "runtime.clone", 13) == 0 || strncmp(function, "runtime.mstart", 14) == 0 ||
-                        strncmp(function, "runtime.rt0_go", 14) == 0);
-}
-
-/* Ends a Go stack at its switch point (dropping the frames past it) and clears an error that is just its end. */
-static void trim_go_stack(struct stack_thread *t)
+/* A stack ending in runtime.mstart (a cgo thread's, entered from C) may also end there without being a truncation. */
+void stack_trim_go(struct stack_thread *t)
 {
     for (int i = 0; i < t->nframes; i++) {
-        if (t->frames[i].inlined || !go_stack_switch(t->frames[i].function)) continue;
+        if (t->frames[i].inlined || !stack_go_end(t->frames[i].function)) continue;
         for (int k = i + 1; k < t->nframes; k++) stack_frame_clear(&t->frames[k]);
         t->nframes = i + 1;
         t->error[0] = '\0';
         return;
     }
-    if (t->nframes > 0 && go_thread_root(t->frames[t->nframes - 1].function)) t->error[0] = '\0';
+    const char *last = t->nframes > 0 ? t->frames[t->nframes - 1].function : NULL;
+    if (last && strncmp(last, "runtime.mstart", 14) == 0) t->error[0] = '\0';
 }
 
 static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int source)
@@ -133,7 +129,7 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
     }
     memcpy(t->frames, tmp, (size_t)n * sizeof *tmp);
     t->nframes = n;
-    trim_go_stack(t);
+    stack_trim_go(t);
 }
 
 static unsigned long long start_ticks_of(int pid)

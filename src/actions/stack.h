@@ -52,6 +52,14 @@ void stack_options_default(struct stack_options *o);
 int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen);
 void stack_result_free(struct stack_result *r);
 
+/* Whether a (non-inlined) frame of this function is the last of a Go stack: a switch between a goroutine's stack and
+ * its thread's (runtime.goexit, mcall, systemstack, morestack) or a thread's first frame (runtime.clone, rt0_go). */
+int stack_go_end(const char *function);
+
+/* Ends a symbolized Go thread at the first frame past which its stack is not its own (a stack switch, the thread's
+ * first frame), dropping the frames beyond and the error they ended in. Other stacks are left as they are. */
+void stack_trim_go(struct stack_thread *t);
+
 struct stack_cache *stack_cache_new(void);
 void stack_cache_free(struct stack_cache *c);
 #endif

@@ -115,13 +115,13 @@ runtime_roots() {
     python3 -c "
 import json, sys
 d = json.load(open('$1'))
-bad = [(t['tid'], t['error'], [f['function'] for f in t['frames']][:4]) for t in d['threads'] if t['error']]
+bad = [(t['tid'], t['error'], [(f['function'], f['pc']) for f in t['frames']]) for t in d['threads'] if t['error']]
 print('  ', bad, file=sys.stderr) if bad else None
 sys.exit(0 if not bad and any(f['function'] == 'runtime.futexsleep' for t in d['threads'] for f in t['frames']) else 1)"
 }
 cp "$TMP/gostacks.json" "$TMP/gostacks-rt.json"
 for i in 1 2; do
-    runtime_roots "$TMP/gostacks-rt.json" 2>/dev/null && break
+    runtime_roots "$TMP/gostacks-rt.json" && break
     "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-rt.json"
 done
 check "Go: runtime threads unwind to their roots without an error" runtime_roots "$TMP/gostacks-rt.json"

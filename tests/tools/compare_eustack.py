@@ -5,8 +5,8 @@ eu-stack's frames (eu-stack -i -s, taken on the same stopped state): the same PC
 eu-stack has one. diagtop may have more: inlined calls eu-stack does not see (Go: libdw finds no compilation unit
 without .debug_aranges). Names compare without a symbol version (@GLIBC_2.2.5) or Go's ABI suffix (.abi0), which
 DWARF names do not carry. Go stacks end at the runtime's stack switches (runtime.goexit, mcall, systemstack,
-morestack): eu-stack goes on past them into whatever the words there point at, diagtop stops; eu-stack's frames
-beyond are not compared. Prints one line per difference and exits 1 if there is any; a summary on success."""
+morestack) and a thread's first frame (runtime.clone, rt0_go): eu-stack goes on past them into whatever the words
+there point at, diagtop stops; eu-stack's frames beyond are not compared. Prints one line per difference and exits 1 if there is any; a summary on success."""
 import json, re, sys
 
 
@@ -33,7 +33,8 @@ def plain(name):
     return re.sub(r"(@.*|\.abi0|\.abiinternal)$", "", name) if name else name
 
 
-GO_SWITCHES = ("runtime.goexit", "runtime.mcall", "runtime.systemstack", "runtime.morestack")
+GO_SWITCHES = ("runtime.goexit", "runtime.mcall", "runtime.systemstack", "runtime.morestack", "runtime.clone",
+               "runtime.rt0_go")
 
 
 def up_to_go_switch(frames):
