@@ -332,7 +332,7 @@ static void dump(struct api_state *s, const struct api_request *rq, struct api_r
     int st = api_dumps_start(&s->dumps, pid, full, filter != NULL, mask, mode, id, err, sizeof err);
     if (st) {
         api_reply_error(out, st, "%s", err);
-        if (st == 503) out->retry_after = 5;
+        out->retry_after = st == 503 ? 5 : st == 409 ? 1 : 0;
         return;
     }
     enum api_dump_state state;

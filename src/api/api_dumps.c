@@ -46,6 +46,7 @@ static void *worker(void *arg)
     int rc = dump_write(d->pid, &d->opts, &r, err, sizeof err);
     pthread_mutex_lock(&d->owner->lock);
     d->result = r;
+    d->ended = clock_monotonic_seconds();
     if (rc == 0) d->state = API_DUMP_DONE;
     else d->state = d->cancel ? API_DUMP_CANCELLED : API_DUMP_FAILED;
     snprintf(d->error, sizeof d->error, "%s", rc == 0 ? "" : err);
@@ -169,9 +170,11 @@ static cJSON *status_json(const struct api_dump *d)
     json_add_u64(o, "bytes_total", d->total);
     double fraction = d->state == API_DUMP_DONE ? 1 : d->total ? (double)d->done / (double)d->total : 0;
     json_add_fixed(o, "progress", fraction > 1 ? 1 : fraction, 3);
-    json_add_fixed(o, "elapsed_ms",
-                   d->state == API_DUMP_RUNNING ? (clock_monotonic_seconds() - d->started) * 1e3 : d->result.total_ms,
-                   1);
+    /* a finished dump's own measure; a failed one stopped at some step of its own, timed here */
+    double elapsed = d->state == API_DUMP_DONE      ? d->result.total_ms
+                     : d->state == API_DUMP_RUNNING ? (clock_monotonic_seconds() - d->started) * 1e3
+                                                    : (d->ended - d->started) * 1e3;
+    json_add_fixed(o, "elapsed_ms", elapsed, 1);
     if (d->state == API_DUMP_FAILED || d->state == API_DUMP_CANCELLED) json_add_string_or_null(o, "error", d->error);
     else cJSON_AddNullToObject(o, "error");
     if (d->state == API_DUMP_DONE) { /* the fields of `diagtop dump --json` */

@@ -35,6 +35,7 @@ struct api_dump {
     char error[512];
     double created;  /* wall clock */
     double started;  /* monotonic */
+    double ended;    /* monotonic, once no longer running */
     pthread_t thread;
     int joinable;
     struct api_dumps *owner;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # diagtop serve's dumps: POST .../dump answers 202 with Location, the status reports progress then done, the
 # download is the very file the server wrote (0600) and has the CLI dump's segments, gdb loads it with every
-# thread and the known string, a Range request resumes it, a busy process gets 409, DELETE removes it.
+# thread and the known string, a Range request resumes it, a busy process gets 409, a dump that cannot be
+# written fails with its reason, DELETE removes it.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/tools/serve_lib.sh"
 
@@ -42,8 +43,22 @@ check "a range beyond the end: 416" test "$(code GET "$LOC" "${H[@]}" -r 9999999
 code POST "/api/processes/$P/profile?seconds=3" "${H[@]}" >/dev/null &
 PROF=$!
 sleep 1
-check "a dump while a profile runs on the process: 409" test "$(code POST "/api/processes/$P/dump" "${H[@]}")" = 409
+check "a dump while a profile runs on the process: 409 with Retry-After" bash -c "[ $(code POST "/api/processes/$P/dump" "${H[@]}") = 409 ] && grep -qi '^Retry-After: [0-9]' '$TMP/headers'"
 wait $PROF
+# A dump that cannot be written (its directory removed under the server) fails with the reason and its time.
+mv "$DUMPS" "$DUMPS.away"
+code POST "/api/processes/$P/dump" "${H[@]}" >/dev/null
+FAILED=$(sed -n 's/^[Ll]ocation: \([^[:space:]]*\).*/\1/p' "$TMP/headers")
+for i in $(seq 300); do
+    code GET "$FAILED/status" "${H[@]}" >/dev/null
+    grep -q '"state":"running"' "$TMP/body" || break
+    sleep 0.1
+done
+check "a dump into a vanished directory: failed, with the reason and how long it ran" python3 -c "
+import json; d = json.load(open('$TMP/body'))
+assert d['state'] == 'failed' and 'No such file' in d['error'] and d['elapsed_ms'] > 0, d"
+check "its download: 410" test "$(code GET "$FAILED" "${H[@]}")" = 410
+mv "$DUMPS.away" "$DUMPS"
 check "an unknown dump id: 404" test "$(code GET /api/dumps/0123456789abcdef0123456789abcdef "${H[@]}")" = 404
 check "DELETE: 204 and the file is gone" bash -c "[ $(code DELETE "$LOC" "${H[@]}") = 204 ] && [ ! -e '$SERVER_FILE' ]"
 check "after DELETE: 404" test "$(code GET "$LOC" "${H[@]}")" = 404
