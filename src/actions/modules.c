@@ -24,6 +24,13 @@ struct cu_index {
     size_t nranges;
 };
 
+/* What diagtop keeps of one module (its Dwfl userdata). */
+struct module_data {
+    int pid;
+    unsigned long long map_start, map_end; /* its first mapping: /proc/PID/map_files/START-END is its very file */
+    struct cu_index ix;                    /* built on first use */
+};
+
 struct modules {
     int pid;
     Dwfl *dwfl;
@@ -31,42 +38,131 @@ struct modules {
     unsigned generation;
 };
 
+/* A module's file as its process maps it, through /proc/PID/map_files (root, or CAP_CHECKPOINT_RESTORE): the path in
+ * /proc/PID/maps names another file when the process runs in a container (its /usr/lib/.../libc.so.6 is not ours:
+ * wrong names, wrong unwind tables) or when the file was replaced or deleted since (a library upgraded under a
+ * running service: libdw would read only its loaded segments from memory, without a symbol table). Otherwise, and
+ * when map_files cannot be opened, the file by its name. The name stays the module's: debuglinks are next to it. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    const struct module_data *md = *userdata;
+    char path[96];
+    if (md && md->map_end && name[0] == '/') {
+        snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", md->pid, md->map_start, md->map_end);
+        int fd = debuginfo_cache_find_elf(mod, userdata, path, base, file_name, elfp);
+        if (fd >= 0 || *elfp) {
+            char *own = strdup(name);
+            if (own) {
+                free(*file_name);
+                *file_name = own;
+            }
+            return fd;
+        }
+    }
+    return debuginfo_cache_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = debuginfo_cache_find_elf, /* dwfl_linux_proc_find_elf, Go's compressed DWARF decompressed once */
+    .find_elf = find_elf, /* dwfl_linux_proc_find_elf, Go's compressed DWARF decompressed once */
     .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
 };
+
+static unsigned long long fnv1a(const char *text)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h;
+}
 
 /* FNV-1a of /proc/PID/maps: cheap enough to run before every capture. 0 when unreadable. */
 static unsigned long long maps_hash(int pid)
 {
     char *maps = fileio_read_proc(AT_FDCWD, pid, "maps", 256 << 20, NULL);
-    if (!maps) return 0;
-    unsigned long long h = 1469598103934665603ULL;
-    for (const char *c = maps; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    unsigned long long h = maps ? fnv1a(maps) : 0;
     free(maps);
     return h;
 }
 
-static void cu_index_free(struct cu_index *ix)
+static void module_data_free(struct module_data *md)
 {
-    if (!ix) return;
-    free(ix->cus);
-    free(ix->ranges);
-    free(ix);
+    if (!md) return;
+    free(md->ix.cus);
+    free(md->ix.ranges);
+    free(md);
 }
 
-static int free_module_index(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+static int free_module_data(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
     (void)mod, (void)name, (void)start, (void)arg;
-    cu_index_free(*userdata);
+    module_data_free(*userdata);
     *userdata = NULL;
+    return DWARF_CB_OK;
+}
+
+/* The module's data, made on first use. NULL when out of memory. */
+static struct module_data *module_data_of(void **userdata)
+{
+    if (!*userdata) *userdata = calloc(1, sizeof(struct module_data));
+    return *userdata;
+}
+
+/* The file mappings of /proc/PID/maps, [start, end) in its (ascending) order. */
+struct file_maps {
+    int pid;
+    unsigned long long (*ranges)[2];
+    size_t n;
+};
+
+/* Parsed by hand: sscanf would measure the rest of the text at every line (70,000 mappings happen). */
+static void file_maps_parse(struct file_maps *fm, const char *maps)
+{
+    size_t cap = 0;
+    for (const char *line = maps; *line;) {
+        const char *eol = strchr(line, '\n');
+        if (!eol) eol = line + strlen(line);
+        char *p;
+        unsigned long long start = strtoull(line, &p, 16), end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+        for (int field = 0; field < 4 && p < eol; field++) { /* perms, offset, device, inode */
+            while (p < eol && *p == ' ') p++;
+            while (p < eol && *p != ' ') p++;
+        }
+        while (p < eol && *p == ' ') p++;
+        if (p < eol && *p == '/' && end > start) {
+            if (fm->n == cap) {
+                size_t c = cap ? cap * 2 : 64;
+                void *r = realloc(fm->ranges, c * sizeof *fm->ranges);
+                if (!r) return;
+                fm->ranges = r;
+                cap = c;
+            }
+            fm->ranges[fm->n][0] = start;
+            fm->ranges[fm->n++][1] = end;
+        }
+        line = *eol ? eol + 1 : eol;
+    }
+}
+
+static int note_first_mapping(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)mod, (void)name;
+    const struct file_maps *fm = arg;
+    size_t lo = 0, hi = fm->n;
+    while (lo < hi) { /* the mapping starting at start: libdwfl reports a module from its first one */
+        size_t mid = (lo + hi) / 2;
+        if (fm->ranges[mid][0] < start) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == fm->n || fm->ranges[lo][0] != start) return DWARF_CB_OK;
+    struct module_data *md = module_data_of(userdata);
+    if (md) *md = (struct module_data){.pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
     return DWARF_CB_OK;
 }
 
 static void end_dwfl(struct modules *m)
 {
     if (!m->dwfl) return;
-    dwfl_getmodules(m->dwfl, free_module_index, NULL, 0);
+    dwfl_getmodules(m->dwfl, free_module_data, NULL, 0);
     dwfl_end(m->dwfl);
     m->dwfl = NULL;
 }
@@ -75,9 +171,11 @@ static int report(struct modules *m, char *err, size_t errlen)
 {
     end_dwfl(m);
     m->generation++;
-    m->maps_hash = maps_hash(m->pid);
+    char *maps = fileio_read_proc(AT_FDCWD, m->pid, "maps", 256 << 20, NULL);
+    m->maps_hash = maps ? fnv1a(maps) : 0;
     m->dwfl = dwfl_begin(&proc_callbacks);
     if (!m->dwfl) {
+        free(maps);
         snprintf(err, errlen, "libdw: %s", dwfl_errmsg(-1));
         return -ENOMEM;
     }
@@ -86,9 +184,15 @@ static int report(struct modules *m, char *err, size_t errlen)
     dwfl_report_end(m->dwfl, NULL, NULL);
     if (rc != 0) {
         snprintf(err, errlen, "cannot read the mappings of %d: %s", m->pid, rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+        free(maps);
         end_dwfl(m);
         return rc > 0 ? -rc : -EIO;
     }
+    struct file_maps fm = {.pid = m->pid};
+    if (maps) file_maps_parse(&fm, maps);
+    dwfl_getmodules(m->dwfl, note_first_mapping, &fm, 0);
+    free(fm.ranges);
+    free(maps);
     return 0;
 }
 
@@ -201,11 +305,9 @@ Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr,
     dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
     Dwarf *dw = dwfl_module_getdwarf(mod, bias);
     if (!dw || !userdata) return NULL;
-    struct cu_index *ix = *userdata;
-    if (!ix) {
-        if (!(ix = calloc(1, sizeof *ix))) return NULL;
-        *userdata = ix;
-    }
+    struct module_data *md = module_data_of(userdata);
+    if (!md) return NULL;
+    struct cu_index *ix = &md->ix;
     if (!ix->built) index_build(ix, dw);
     Dwarf_Addr a = addr - *bias;
     /* The last range starting at or below a, then earlier ones while they could still cover it (nested or
