@@ -1,5 +1,5 @@
-/* gops_client: one exchange with a gops agent (notes/gops.md: Transport): connect to 127.0.0.1:port within a
- * timeout, send the command bytes, read until the agent closes. The agent is an untrusted peer that may never
+/* gops_client: one exchange with a gops agent (notes/gops.md: Transport): connect to its address (the one its
+ * socket is bound to, 127.0.0.1 by default) within a timeout, send the command bytes, read until the agent closes. The agent is an untrusted peer that may never
  * answer, never close, or send without end: the reply must complete by a deadline (the command's known duration,
  * e.g. 30 s for a CPU profile, plus the timeout), is capped in size, and the exchange gives up within a tenth of
  * a second of *cancel being set. It never retries and never sends more than the command. */
@@ -8,8 +8,10 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "../collect/sockets.h"
+
 struct gops_exchange {
-    unsigned port;
+    struct inet_endpoint agent;
     const unsigned char *cmd; /* one command byte, and setgc's argument */
     size_t cmdlen;
     double timeout;           /* seconds to connect, and for the reply beyond `takes` (<= 0: 5) */

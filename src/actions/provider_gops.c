@@ -37,21 +37,23 @@ static uid_t process_uid(int procfd, int pid)
     return uid;
 }
 
-/* 127.0.0.1 in the target's network namespace is ours only when the namespaces are the same. */
-static int same_network(int pid, unsigned port, char *why, size_t whylen)
+/* The agent's address in the target's network namespace is ours only when the namespaces are the same. */
+static int same_network(int pid, const struct inet_endpoint *agent, char *why, size_t whylen)
 {
     char path[64];
     struct stat self, target;
     snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
     if (stat("/proc/self/ns/net", &self) < 0 || stat(path, &target) < 0) return 0; /* cannot tell: try */
     if (self.st_dev == target.st_dev && self.st_ino == target.st_ino) return 0;
+    char at[64];
+    sockets_format_endpoint(agent, at, sizeof at);
     snprintf(why, whylen, "process %d is in another network namespace (a container?): its gops agent's "
-             "127.0.0.1:%u is not reachable from here", pid, port);
+             "%s is not reachable from here", pid, at);
     return -ENETUNREACH;
 }
 
-/* The validated port of pid's agent, or -errno with why. Cheap: reads /proc and the port file only. */
-static int gops_locate(int pid, unsigned *port, char *why, size_t whylen)
+/* The validated address of pid's agent, or -errno with why. Cheap: reads /proc and the port file only. */
+static int gops_locate(int pid, struct inet_endpoint *agent, char *why, size_t whylen)
 {
     int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procfd < 0) {
@@ -73,35 +75,37 @@ static int gops_locate(int pid, unsigned *port, char *why, size_t whylen)
             rc = -ENOTSUP;
         }
     }
-    if (rc == 0) rc = runtime_gops_port(procfd, pid, process_uid(procfd, pid), port, why, whylen);
+    if (rc == 0) rc = runtime_gops_port(procfd, pid, process_uid(procfd, pid), agent, why, whylen);
     close(procfd);
-    if (rc == 0) rc = same_network(pid, *port, why, whylen);
+    if (rc == 0) rc = same_network(pid, agent, why, whylen);
     return rc;
 }
 
 static int gops_probe(int pid, char *why, size_t whylen)
 {
-    unsigned port;
-    return gops_locate(pid, &port, why, whylen);
+    struct inet_endpoint agent;
+    return gops_locate(pid, &agent, why, whylen);
 }
 
 /* One command, one connection, one reply: the port validated again, one request in flight per target. */
 static int exchange(const struct provider_request *rq, const unsigned char *cmd, size_t cmdlen, double takes,
                     size_t max, struct gops_reply *r, char *err, size_t errlen)
 {
-    unsigned port;
-    int rc = gops_locate(rq->pid, &port, err, errlen);
+    struct inet_endpoint agent;
+    int rc = gops_locate(rq->pid, &agent, err, errlen);
     if (rc < 0) return rc;
     if ((rc = provider_lock(rq->pid, err, errlen)) < 0) return rc;
     struct gops_exchange x = {
-        .port = port, .cmd = cmd, .cmdlen = cmdlen, .timeout = rq->timeout, .takes = takes, .max_reply = max,
+        .agent = agent, .cmd = cmd, .cmdlen = cmdlen, .timeout = rq->timeout, .takes = takes, .max_reply = max,
         .cancel = rq->cancel, .progress = rq->progress, .progress_arg = rq->progress_arg,
     };
     rc = gops_client_exchange(&x, r, err, errlen);
     provider_unlock(rq->pid);
     if (rc == 0 && r->len == 0) {
-        snprintf(err, errlen, "the gops agent on 127.0.0.1:%u closed without a reply (as it does for a command it "
-                 "does not know: 0x%02x)", port, cmd[0]);
+        char at[64];
+        sockets_format_endpoint(&agent, at, sizeof at);
+        snprintf(err, errlen, "the gops agent on %s closed without a reply (as it does for a command it "
+                 "does not know: 0x%02x)", at, cmd[0]);
         gops_reply_free(r);
         rc = -EPROTO;
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,21 +133,33 @@ int runtime_maps_has_jvm(const char *maps)
     return 0;
 }
 
-unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port)
+unsigned long runtime_tcp_listen_inode(const char *net_tcp, int v6, unsigned port, struct inet_endpoint *local)
 {
     const char *line = strchr(net_tcp, '\n'); /* skip the header */
     while (line && *++line) {
         /* "  0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 12345 ..." */
-        unsigned lport = 0, state = 0;
+        unsigned state = 0;
         unsigned long inode = 0;
-        char local[64];
-        if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", local,
-                   &lport, &state, &inode) == 4 &&
-            lport == port && state == 0x0A)
+        char addr[80];
+        struct inet_endpoint e;
+        if (sscanf(line, " %*d: %79s %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", addr, &state,
+                   &inode) == 3 &&
+            sockets_parse_endpoint(addr, v6, &e) == 0 && e.port == port && state == 0x0A) {
+            if (local) *local = e;
             return inode;
+        }
         line = strchr(line, '\n');
     }
     return 0;
+}
+
+/* Where to dial a socket bound to e: there, or the loopback of its family when bound to every address. */
+static void dialable(struct inet_endpoint *e)
+{
+    static const unsigned char any[16];
+    if (memcmp(e->addr, any, e->family == AF_INET6 ? 16 : 4) != 0) return;
+    if (e->family == AF_INET6) e->addr[15] = 1;              /* :: -> ::1 */
+    else memcpy(e->addr, (const unsigned char[]){127, 0, 0, 1}, 4); /* 0.0.0.0 -> 127.0.0.1 */
 }
 
 /* Value of NAME in a NUL-separated environ block, or NULL. */
@@ -225,10 +238,10 @@ static void shown_dir(const char *dir, char *buf, size_t bufsz)
     text_sanitize_display(buf, bufsz, dir, strlen(dir));
 }
 
-int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why, size_t whylen)
+int runtime_gops_port(int procfd, int pid, uid_t uid, struct inet_endpoint *agent, char *why, size_t whylen)
 {
     char dir[2048], shown[2048], portfile[4200], text[32];
-    *port = 0;
+    memset(agent, 0, sizeof *agent);
     int rc = gops_dir(procfd, pid, uid, dir, sizeof dir, why, whylen);
     if (rc < 0) return rc;
     shown_dir(dir, shown, sizeof shown);
@@ -254,10 +267,12 @@ int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why,
     const char *tables[] = {"net/tcp", "net/tcp6"};
     for (size_t i = 0; i < 2; i++) {
         char *tcp = fileio_read_proc(procfd, pid, tables[i], 4 << 20, NULL);
-        unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, (unsigned)p) : 0;
+        struct inet_endpoint bound;
+        unsigned long inode = tcp ? runtime_tcp_listen_inode(tcp, (int)i, (unsigned)p, &bound) : 0;
         free(tcp);
         if (inode && process_holds_socket(procfd, pid, inode)) {
-            *port = (unsigned)p;
+            dialable(&bound);
+            *agent = bound;
             return 0;
         }
     }
@@ -268,9 +283,9 @@ int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why,
 
 static int gops_agent_present(int procfd, int pid, uid_t uid)
 {
-    unsigned port;
+    struct inet_endpoint agent;
     char why[256];
-    return runtime_gops_port(procfd, pid, uid, &port, why, sizeof why) == 0;
+    return runtime_gops_port(procfd, pid, uid, &agent, why, sizeof why) == 0;
 }
 
 /* The pid as the target's own namespace sees it: last field of NStgid in status. */

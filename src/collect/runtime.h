@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "sockets.h"
+
 enum runtime_kind { RUNTIME_UNKNOWN = 0, RUNTIME_NATIVE, RUNTIME_GO, RUNTIME_JAVA };
 
 /* "go", "java", "native", or NULL for unknown. */
@@ -21,16 +23,18 @@ enum runtime_kind runtime_classify_elf(int fd);
 /* Does /proc/PID/maps text map libjvm.so? */
 int runtime_maps_has_jvm(const char *maps);
 
-/* Finds the inode of a LISTEN socket on the given local TCP port in /proc/net/tcp or tcp6 text; 0 if none. */
-unsigned long runtime_tcp_listen_inode(const char *net_tcp, unsigned port);
+/* Finds the inode of a LISTEN socket on the given local TCP port in /proc/net/tcp (v6: tcp6) text, and the address
+ * it is bound to in *local when not NULL; 0 if none. */
+unsigned long runtime_tcp_listen_inode(const char *net_tcp, int v6, unsigned port, struct inet_endpoint *local);
 
 /* The port of pid's gops agent: the port file <dir>/<pid>, dir resolved from the target's own environment
  * (GOPS_CONFIG_DIR, XDG_CONFIG_HOME/gops, HOME/.config/gops, the passwd home of uid), read in the target's mount
  * namespace, and only when that port is a LISTEN socket in the target's net/tcp{,6} whose inode the process
- * itself holds. Never connects. Returns 0 with *port, or -errno with why saying what is missing: -EACCES (the
+ * itself holds. Never connects. Returns 0 with the address to dial in *agent (the one the socket is bound to; the
+ * loopback of its family when bound to all addresses), or -errno with why saying what is missing: -EACCES (the
  * environment of another user's process), -ENOENT (no port file), -EINVAL (no port in it), -ESTALE (the port is
  * not listened on by this process: stale file or reused pid). */
-int runtime_gops_port(int procfd, int pid, uid_t uid, unsigned *port, char *why, size_t whylen);
+int runtime_gops_port(int procfd, int pid, uid_t uid, struct inet_endpoint *agent, char *why, size_t whylen);
 
 /* Finds the inode of a listening stream socket bound at path in /proc/net/unix text; 0 if none. */
 unsigned long runtime_unix_listen_inode(const char *net_unix, const char *path);

@@ -17,29 +17,32 @@ static const char *tcp_state(unsigned st)
     return st < sizeof names / sizeof names[0] ? names[st] : "?";
 }
 
-/* "0100007F:1F90" (v4) or 32 hex digits (v6, four little-endian words) + ":port" -> "127.0.0.1:8080". */
+int sockets_parse_endpoint(const char *hex, int v6, struct inet_endpoint *e)
+{
+    memset(e, 0, sizeof *e);
+    const char *colon = strchr(hex, ':');
+    if (!colon || sscanf(colon + 1, "%x", &e->port) != 1 || e->port > 65535) return -1;
+    e->family = v6 ? AF_INET6 : AF_INET;
+    for (int w = 0; w < (v6 ? 4 : 1); w++) {
+        unsigned word; /* the kernel prints each 32-bit word of the address as a host-order integer */
+        if (sscanf(hex + 8 * w, "%8x", &word) != 1) return -1;
+        memcpy(&e->addr[4 * w], &word, 4);
+    }
+    return 0;
+}
+
+void sockets_format_endpoint(const struct inet_endpoint *e, char *out, size_t n)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(e->family, e->addr, ip, sizeof ip);
+    snprintf(out, n, e->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, e->port);
+}
+
 static int format_addr(const char *hex, int v6, char *out, size_t n)
 {
-    char ip[INET6_ADDRSTRLEN];
-    unsigned port;
-    const char *colon = strchr(hex, ':');
-    if (!colon || sscanf(colon + 1, "%x", &port) != 1) return -1;
-    if (!v6) {
-        unsigned a;
-        if (sscanf(hex, "%8x", &a) != 1) return -1;
-        struct in_addr in = {a}; /* the kernel prints the address in host order of its u32 */
-        inet_ntop(AF_INET, &in, ip, sizeof ip);
-        snprintf(out, n, "%s:%u", ip, port);
-    } else {
-        struct in6_addr in6;
-        for (int w = 0; w < 4; w++) {
-            unsigned word;
-            if (sscanf(hex + 8 * w, "%8x", &word) != 1) return -1;
-            memcpy(&in6.s6_addr[4 * w], &word, 4);
-        }
-        inet_ntop(AF_INET6, &in6, ip, sizeof ip);
-        snprintf(out, n, "[%s]:%u", ip, port);
-    }
+    struct inet_endpoint e;
+    if (sockets_parse_endpoint(hex, v6, &e) < 0) return -1;
+    sockets_format_endpoint(&e, out, n);
     return 0;
 }
 

@@ -9,6 +9,13 @@ struct socket_entry {
     char desc[160]; /* "tcp 127.0.0.1:8080 LISTEN", "tcp6 [::1]:22 -> [::1]:51234 ESTABLISHED", "unix /run/x.sock" */
 };
 
+/* An address as /proc/net/tcp{,6} prints it, decoded. */
+struct inet_endpoint {
+    int family;              /* AF_INET or AF_INET6 */
+    unsigned char addr[16];  /* network order (4 bytes for AF_INET) */
+    unsigned port;
+};
+
 struct socket_table {
     struct socket_entry *entries;
     size_t n, cap;
@@ -18,6 +25,11 @@ struct socket_table {
 int sockets_load(int pid, struct socket_table *t);
 const char *sockets_describe(const struct socket_table *t, unsigned long inode);
 void sockets_free(struct socket_table *t);
+
+/* "0100007F:1F90" (v4) or 32 hex digits (v6: four words in the kernel's byte order) + ":port" into e. 0 or -1. */
+int sockets_parse_endpoint(const char *hex, int v6, struct inet_endpoint *e);
+/* "127.0.0.1:8080", "[::1]:22". */
+void sockets_format_endpoint(const struct inet_endpoint *e, char *out, size_t n);
 
 /* Parses one line of /proc/net/tcp|udp (v6: tcp6|udp6) into inode and description; returns 0 or -1. */
 int sockets_parse_inet(const char *line, const char *proto, int v6, unsigned long *inode, char *desc, size_t n);

@@ -128,4 +128,16 @@ check "profile text: names burnLeaf and the saved file" bash -c "grep -q main.bu
     grep -q 'cpu.gopsy.$G' '$TMP/cpu.txt'"
 check "each profile is a file of its own" bash -c "[ \$(ls '$TMP/out'/cpu.gopsy.$G.* | wc -l) = 2 ]"
 check "no partial files left" bash -c "! ls -a '$TMP/out' | grep -q partial"
+
+# ---- an agent on another address than 127.0.0.1 (Options.Addr): dialled where its socket is bound ----
+for addr in "[::1]:0" ":0"; do
+    start_target "gopsy-$addr" env GOPS_CONFIG_DIR="$TMP/gops" "$TARGETS/gopsy" -listen "$addr"; A=$TARGET_PID
+    wait_ready "gopsy-$addr" || fail "gopsy -listen $addr did not start"
+    "$DIAGTOP" memstats --json "$A" >"$TMP/mem-addr.json" 2>"$TMP/mem-addr.err"
+    check "an agent listening on $addr: memstats from gops" json_eval "$TMP/mem-addr.json" "
+        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap-alloc'] > 0"
+    check "an agent listening on $addr: RUNTIME go*" bash -c "
+        '$DIAGTOP' -b -n 1 -p $A | grep -qE '^ *$A .* go\\* '"
+    stop_pid "$A"
+done
 finish

@@ -914,7 +914,8 @@ static void fake_stop(struct fake *f)
 
 static struct gops_exchange exchange_to(const struct fake *f, const unsigned char *cmd, size_t n)
 {
-    return (struct gops_exchange){.port = f->port, .cmd = cmd, .cmdlen = n, .timeout = 0.5, .max_reply = 1u << 20};
+    return (struct gops_exchange){.agent = {.family = AF_INET, .addr = {127, 0, 0, 1}, .port = f->port},
+                                  .cmd = cmd, .cmdlen = n, .timeout = 0.5, .max_reply = 1u << 20};
 }
 
 static void client_reads_until_eof(void)
@@ -1014,9 +1015,16 @@ static void client_refused_and_reset(void)
     CHECK_INT(gops_client_exchange(&x, &r, err, sizeof err), 0);
     gops_reply_free(&r);
     fake_stop(&f); /* the port is free now */
-    x.port = port;
+    x.agent.port = port;
     CHECK_INT(gops_client_exchange(&x, &r, err, sizeof err), -ECONNREFUSED);
     CHECK(strstr(err, "refused") != NULL);
+    char at[32];
+    snprintf(at, sizeof at, "127.0.0.1:%u", port);
+    CHECK(strstr(err, at) != NULL); /* the message says where */
+    x.agent = (struct inet_endpoint){.family = AF_INET6, .addr = {[15] = 1}, .port = port}; /* [::1] */
+    CHECK_INT(gops_client_exchange(&x, &r, err, sizeof err), -ECONNREFUSED);
+    snprintf(at, sizeof at, "[::1]:%u", port);
+    CHECK(strstr(err, at) != NULL);
 
     fake_start(&f, FAKE_RESET);
     x = exchange_to(&f, (const unsigned char *)"\x02", 1);
@@ -1101,42 +1109,64 @@ static void port_file_is_trusted_only_when_listened_on(void)
              "   1: 0100007F:9C42 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 778 1\n", header);
     put_file(root, "4242/net/tcp", tcp, strlen(tcp));
     put_file(root, "4242/net/tcp6", header, strlen(header));
-    unsigned port = 0;
+    struct inet_endpoint agent;
 
-    CHECK_INT(runtime_gops_port(procfd, 4243, 0, &port, why, sizeof why), -ENOENT);
+    CHECK_INT(runtime_gops_port(procfd, 4243, 0, &agent, why, sizeof why), -ENOENT);
     CHECK_STR(why, "no process 4243");
 
     const char env[] = "HOME=/home/u\0GOPS_CONFIG_DIR=/cfg\0";
     put_file(root, "4242/environ", env, sizeof env - 1);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ENOENT);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -ENOENT);
     CHECK_STR(why, "no gops port file in /cfg (no gops agent, or one with its own ConfigDir)");
 
     put_file(root, "4242/root/cfg/4242", "40001", 5);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ESTALE); /* nobody holds inode 777 */
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -ESTALE); /* nobody holds inode 777 */
     CHECK(strstr(why, "names port 40001, which this process does not LISTEN on (stale") != NULL);
     snprintf(cmd, sizeof cmd, "%s/4242/fd/3", root);
     CHECK(symlink("socket:[777]", cmd) == 0);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), 0);
-    CHECK_INT(port, 40001);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), 0);
+    CHECK_INT(agent.port, 40001);
+    char at[64];
+    sockets_format_endpoint(&agent, at, sizeof at);
+    CHECK_STR(at, "127.0.0.1:40001");
 
     put_file(root, "4242/root/cfg/4242", " 40002\n", 7); /* trimmed, but only ESTABLISHED there */
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ESTALE);
-    CHECK_INT(port, 0);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -ESTALE);
+    CHECK_INT(agent.port, 0);
     put_file(root, "4242/root/cfg/4242", "70000", 5);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -EINVAL);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -EINVAL);
     CHECK(strstr(why, "does not hold a port number") != NULL);
     put_file(root, "4242/root/cfg/4242", "\x1b[2J", 4);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -EINVAL);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -EINVAL);
 
     /* without GOPS_CONFIG_DIR: $HOME/.config/gops, in the target's root; the directory shown is sanitized */
     const char env2[] = "HOME=/home/u\0";
     put_file(root, "4242/environ", env2, sizeof env2 - 1);
     put_file(root, "4242/root/home/u/.config/gops/4242", "40001", 5);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), 0);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), 0);
     const char env3[] = "XDG_CONFIG_HOME=/x\x1b[2J\0HOME=/home/u\0";
     put_file(root, "4242/environ", env3, sizeof env3 - 1);
-    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &port, why, sizeof why), -ENOENT);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), -ENOENT);
     CHECK(strstr(why, "/x?[2J/gops") != NULL && strchr(why, '\x1b') == NULL);
+
+    /* an agent listening on [::] (Go's ":port") is dialled on [::1]; one on a given address, there */
+    snprintf(tcp, sizeof tcp, "%s   0: 00000000000000000000000000000000:9C43 00000000000000000000000000000000:0000 0A "
+             "00000000:00000000 00:00000000 00000000     0        0 779 1\n", header);
+    put_file(root, "4242/net/tcp6", tcp, strlen(tcp));
+    snprintf(cmd, sizeof cmd, "%s/4242/fd/4", root);
+    CHECK(symlink("socket:[779]", cmd) == 0);
+    put_file(root, "4242/environ", env2, sizeof env2 - 1);
+    put_file(root, "4242/root/home/u/.config/gops/4242", "40003", 5);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), 0);
+    sockets_format_endpoint(&agent, at, sizeof at);
+    CHECK_STR(at, "[::1]:40003");
+    snprintf(tcp, sizeof tcp, "%s   0: 0A00000A:9C41 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+             "       0 777 1\n", header);
+    put_file(root, "4242/net/tcp", tcp, strlen(tcp));
+    put_file(root, "4242/root/home/u/.config/gops/4242", "40001", 5);
+    CHECK_INT(runtime_gops_port(procfd, 4242, 0, &agent, why, sizeof why), 0);
+    sockets_format_endpoint(&agent, at, sizeof at);
+    CHECK_STR(at, "10.0.0.10:40001");
     close(procfd);
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     CHECK(system(cmd) == 0);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include <sys/socket.h>
 #include "collect/runtime.h"
 
 static void go_buildinfo_with_inline_version(void)
@@ -58,15 +59,28 @@ static void jvm_is_found_in_maps(void)
 static void tcp_listen_inode_by_port(void)
 {
     char *tcp = fixture("net_tcp_listen.txt", NULL);
-    CHECK_INT(runtime_tcp_listen_inode(tcp, 8080), 424242); /* 0x1F90 */
-    CHECK_INT(runtime_tcp_listen_inode(tcp, 9000), 0);      /* 0x2328 is ESTABLISHED, not LISTEN */
-    CHECK_INT(runtime_tcp_listen_inode(tcp, 22), 17171);
-    CHECK_INT(runtime_tcp_listen_inode(tcp, 1), 0);
+    struct inet_endpoint at;
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 0, 8080, &at), 424242); /* 0x1F90 */
+    CHECK_INT(at.family, AF_INET);
+    CHECK(memcmp(at.addr, (const unsigned char[]){127, 0, 0, 1}, 4) == 0 && at.port == 8080);
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 0, 9000, NULL), 0); /* 0x2328 is ESTABLISHED, not LISTEN */
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 0, 22, &at), 17171);
+    CHECK(memcmp(at.addr, (const unsigned char[]){0, 0, 0, 0}, 4) == 0);
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 0, 1, NULL), 0);
     free(tcp);
     tcp = fixture("net_tcp_real.txt", NULL); /* a real capture parses without matching nonsense */
-    CHECK_INT(runtime_tcp_listen_inode(tcp, 0), 0);
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 0, 0, NULL), 0);
     free(tcp);
-    CHECK_INT(runtime_tcp_listen_inode("", 80), 0);
+    CHECK_INT(runtime_tcp_listen_inode("", 0, 80, NULL), 0);
+    tcp = fixture("net_tcp6_listen.txt", NULL); /* [::1]:4321 and [::]:8081 */
+    char text[64];
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 1, 4321, &at), 606060);
+    sockets_format_endpoint(&at, text, sizeof text);
+    CHECK_STR(text, "[::1]:4321");
+    CHECK_INT(runtime_tcp_listen_inode(tcp, 1, 8081, &at), 707070);
+    sockets_format_endpoint(&at, text, sizeof text);
+    CHECK_STR(text, "[::]:8081");
+    free(tcp);
 }
 
 static void names(void)

@@ -1,5 +1,6 @@
 // gopsy: a Go test target that serves the gops agent protocol of ../shared/notes/gops.md with the standard library
-// only (the real gops module cannot be fetched here): it listens on 127.0.0.1 (an ephemeral port), writes the
+// only (the real gops module cannot be fetched here): it listens on 127.0.0.1 (an ephemeral port; -listen chooses, as
+// the agent's Options.Addr does), writes the
 // port file <config dir>/<pid> resolved as the agent does, prints "ready port=N" and answers one command per
 // connection, serially, printing "accepted" for each. The replies are the agent's own (same formats, same calls:
 // pprof goroutine dump at debug=2, WriteHeapProfile, StartCPUProfile, the memstats lines, setgc's varint).
@@ -12,6 +13,7 @@
 // Flags and environment:
 //
 //	-no-agent        run without listening (a plain Go binary)
+//	-listen ADDR     the address to listen on, as the agent's Options.Addr ("[::1]:0", ":0" for every address)
 //	-old-memstats    memstats with the field names of agents <= v0.3.28 (stack-mspan-inuse, ..., no buck-hash-sys)
 //	-fail MODE       every request fails as MODE: "hang" (reads the command, never replies, never closes: what the
 //	                 real agent does when a handler errs), "garbage" (a short reply of bytes no agent sends, then
@@ -207,6 +209,7 @@ func burnCPU(stop *int32) {
 func main() {
 	runtime.MemProfileRate = 1 // every allocation in the heap profile, so that tests can count growHeap's bytes
 	noAgent := flag.Bool("no-agent", false, "do not listen")
+	listen := flag.String("listen", "127.0.0.1:0", "the address to listen on")
 	old := flag.Bool("old-memstats", false, "memstats field names of agents <= v0.3.28")
 	fail := flag.String("fail", "", "every request fails: hang, garbage or huge")
 	appProfiling := flag.Bool("app-profiling", false, "the application runs its own CPU profile")
@@ -229,7 +232,7 @@ func main() {
 		fmt.Println("ready port=0")
 		select {}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		os.Exit(1)
 	}
