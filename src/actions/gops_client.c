@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../util/clock.h"
+#include "../util/netns_socket.h"
 #include "../util/peer_io.h"
 
 /* The wait of one exchange: its cancel flag and progress. */
@@ -24,10 +25,15 @@ static struct peer_wait wait_of(const struct gops_exchange *x)
 static int connect_agent(const struct gops_exchange *x, const char *at, double timeout, struct peer_wait *w,
                          char *err, size_t errlen)
 {
-    int fd = socket(x->agent.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int type = SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
+    int fd = x->netns_pid ? netns_socket(x->netns_pid, x->agent.family, type) : socket(x->agent.family, type, 0);
     if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot create a socket: %s", strerror(e));
+        int e = x->netns_pid ? -fd : errno;
+        if (x->netns_pid && e == EPERM)
+            snprintf(err, errlen, "the gops agent on %s cannot be reached: entering process %d's network namespace "
+                     "needs root (CAP_SYS_ADMIN)", at, x->netns_pid);
+        else snprintf(err, errlen, "cannot create a socket%s: %s", x->netns_pid ? " in the target's network namespace" : "",
+                      strerror(e));
         return -e;
     }
     struct sockaddr_storage sa = {0};
@@ -82,8 +88,12 @@ int gops_client_exchange(const struct gops_exchange *x, struct gops_reply *out, 
     memset(out, 0, sizeof *out);
     double timeout = x->timeout > 0 ? x->timeout : 5.0;
     struct peer_wait w = wait_of(x);
-    char at[64];
+    char at[128];
     sockets_format_endpoint(&x->agent, at, sizeof at);
+    if (x->netns_pid) { /* the address is the container's, not ours: say so wherever it is named */
+        size_t n = strlen(at);
+        snprintf(at + n, sizeof at - n, " (in the network namespace of process %d)", x->netns_pid);
+    }
     int fd = connect_agent(x, at, timeout, &w, err, errlen);
     if (fd < 0) return fd;
 

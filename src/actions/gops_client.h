@@ -12,6 +12,8 @@
 
 struct gops_exchange {
     struct inet_endpoint agent;
+    int netns_pid;            /* the agent is in this process's network namespace, not ours (a container): the
+                               * socket is made there (util/netns_socket, root only); 0: ours */
     const unsigned char *cmd; /* one command byte, and setgc's argument */
     size_t cmdlen;
     double timeout;           /* seconds to connect, and for the reply beyond `takes` (<= 0: 5) */

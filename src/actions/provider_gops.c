@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../collect/runtime.h"
 #include "../util/fileio.h"
+#include "../util/netns_socket.h"
 #include "gops_client.h"
 #include "gops_parse.h"
 #include "pprof_read.h"
@@ -35,21 +35,6 @@ static uid_t process_uid(int procfd, int pid)
     uid_t uid = u ? (uid_t)strtoul(u + 5, NULL, 10) : (uid_t)-1;
     free(status);
     return uid;
-}
-
-/* The agent's address in the target's network namespace is ours only when the namespaces are the same. */
-static int same_network(int pid, const struct inet_endpoint *agent, char *why, size_t whylen)
-{
-    char path[64];
-    struct stat self, target;
-    snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
-    if (stat("/proc/self/ns/net", &self) < 0 || stat(path, &target) < 0) return 0; /* cannot tell: try */
-    if (self.st_dev == target.st_dev && self.st_ino == target.st_ino) return 0;
-    char at[64];
-    sockets_format_endpoint(agent, at, sizeof at);
-    snprintf(why, whylen, "process %d is in another network namespace (a container?): its gops agent's "
-             "%s is not reachable from here", pid, at);
-    return -ENETUNREACH;
 }
 
 /* The validated address of pid's agent, or -errno with why. Cheap: reads /proc and the port file only. */
@@ -77,7 +62,6 @@ static int gops_locate(int pid, struct inet_endpoint *agent, char *why, size_t w
     }
     if (rc == 0) rc = runtime_gops_port(procfd, pid, process_uid(procfd, pid), agent, why, whylen);
     close(procfd);
-    if (rc == 0) rc = same_network(pid, agent, why, whylen);
     return rc;
 }
 
@@ -96,7 +80,7 @@ static int exchange(const struct provider_request *rq, const unsigned char *cmd,
     if (rc < 0) return rc;
     if ((rc = provider_lock(rq->pid, err, errlen)) < 0) return rc;
     struct gops_exchange x = {
-        .agent = agent, .cmd = cmd, .cmdlen = cmdlen, .timeout = rq->timeout, .takes = takes, .max_reply = max,
+        .agent = agent, .netns_pid = netns_same(rq->pid) == 0 ? rq->pid : 0, .cmd = cmd, .cmdlen = cmdlen, .timeout = rq->timeout, .takes = takes, .max_reply = max,
         .cancel = rq->cancel, .progress = rq->progress, .progress_arg = rq->progress_arg,
     };
     rc = gops_client_exchange(&x, r, err, errlen);

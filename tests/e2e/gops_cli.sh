@@ -140,4 +140,43 @@ for addr in "[::1]:0" ":0"; do
         '$DIAGTOP' -b -n 1 -p $A | grep -qE '^ *$A .* go\\* '"
     stop_pid "$A"
 done
+
+# ---- an agent in another network namespace (a container's loopback): reached from inside it ----
+if unshare -n true 2>/dev/null; then
+    start_target gopsy-netns env GOPS_CONFIG_DIR="$TMP/gops" unshare -n python3 -c '
+import fcntl, os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS lo: UP, LOOPBACK, RUNNING
+os.execv(sys.argv[1], sys.argv[1:])' "$TARGETS/gopsy"
+    N=$TARGET_PID
+    wait_ready gopsy-netns || fail "gopsy in its own network namespace did not start: $(cat "$TMP/gopsy-netns.err")"
+    check "another network namespace: it is not ours" test "$(readlink /proc/$N/ns/net)" != "$(readlink /proc/self/ns/net)"
+    "$DIAGTOP" memstats --json "$N" >"$TMP/mem-netns.json" 2>"$TMP/mem-netns.err"
+    check "another network namespace: memstats from its gops agent" json_eval "$TMP/mem-netns.json" "
+        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap-alloc'] > 0"
+    "$DIAGTOP" stack "$N" >"$TMP/stack-netns.txt" 2>&1
+    check "another network namespace: goroutines from gops" grep -q 'main.parkedReceive' "$TMP/stack-netns.txt"
+    stop_pid "$N"
+else
+    echo "  (no network namespaces here: unshare -n is refused; the container case is not run)"
+fi
+# Without root, the namespace cannot be entered: the request says so (a user's own container, through a user
+# namespace, is the case where the agent is visible but unreachable).
+AS_NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all"
+if $AS_NOBODY unshare -rn true 2>/dev/null; then
+    chmod o+x "$TMP" && mkdir -p "$TMP/gops-nobody" && chmod 777 "$TMP/gops-nobody" # nobody writes its port file there
+    start_target gopsy-userns env GOPS_CONFIG_DIR="$TMP/gops-nobody" $AS_NOBODY unshare -rn python3 -c '
+import fcntl, os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))
+os.execv(sys.argv[1], sys.argv[1:])' "$TARGETS/gopsy"
+    U=$TARGET_PID
+    wait_ready gopsy-userns || fail "gopsy in a user's own namespaces did not start: $(cat "$TMP/gopsy-userns.err")"
+    $AS_NOBODY "$DIAGTOP" memstats "$U" >"$TMP/mem-userns.txt" 2>&1
+    check "another network namespace, not root: the reason says entering it needs root" \
+        grep -q "network namespace of process $U) cannot be reached: entering .* needs root" "$TMP/mem-userns.txt"
+    stop_pid "$U"
+else
+    echo "  (no unprivileged user namespaces here: the not-root case is not run)"
+fi
 finish
