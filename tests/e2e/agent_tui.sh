@@ -7,14 +7,14 @@
 . "$ROOT/tests/targets/agent/lib.sh"
 agent_targets || { fail "cannot build the agent's targets"; finish; }
 mkdir -p "$TMP/out"
-start_agent leaky DIAGTOP_AGENT_SAMPLE_INTERVAL=32768 "$AT/leaky" --rate 1048576; L=$TARGET_PID
+start_agent leaky DIAGTOP_AGENT_SAMPLE_INTERVAL=32768 "$AT/leaky" --rate 4194304; L=$TARGET_PID
 wait_ready leaky && wait_socket "$L" || fail "target did not start"
 tui_start 150 45 "env DIAGTOP_DUMP_DIR=$TMP/out $DIAGTOP -d 1 -p $L"
 check "the row is native*" tui_wait "^ *$L .* native\* " 10
 tui_keys A
 check "A: the leak view from the agent, its allocation sites" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait 'heap profile from agent' 10 && tui_wait 'leak_block' && tui_wait 'steady_block'"
-sleep 1.5
+sleep 2 # 8 MiB leaked in between: far beyond the sampling noise of the steady site (~1 MiB)
 tui_keys r
 check "r: a second snapshot, sorted by growth, the leak on top" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait '2 snapshots' 10 && tui_wait 'sorted by growth' && tui_screen | grep -A1 -E '^ +bytes +\+bytes' | tail -1 | grep -q 'leak_block$'"
