@@ -23,6 +23,7 @@
 #include "../util/clock.h"
 #include "../util/fileio.h"
 #include "hotspot_parse.h"
+#include "hsperf.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -120,27 +121,47 @@ static const char *env_value(const char *env, size_t n, const char *name, size_t
 }
 
 /* Whether attach is disabled by the options the JVM read, in its order: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS (the
- * launcher puts them before the command line's), the command line, _JAVA_OPTIONS (last, overriding). *where gets
- * which one said so. */
-static int attach_disabled(int pid, const char **where, int *xrs)
+ * launcher puts them before the command line's), the command line, _JAVA_OPTIONS (last, overriding). The middle
+ * two are taken from the JVM's own record of its arguments (hsperf: java.rt.vmArgs) when it keeps one, so that
+ * an @argfile is seen; the command line is what /proc shows otherwise. *where gets which one said so. */
+static int attach_disabled(const struct hotspot_target *t, const char **where, int *xrs)
 {
     ssize_t cn = 0, en = 0;
-    char *cmd = fileio_read_proc(AT_FDCWD, pid, "cmdline", 1 << 20, &cn);
-    char *env = fileio_read_proc(AT_FDCWD, pid, "environ", 1 << 20, &en);
+    char *cmd = fileio_read_proc(AT_FDCWD, t->pid, "cmdline", 1 << 20, &cn);
+    char *env = fileio_read_proc(AT_FDCWD, t->pid, "environ", 1 << 20, &en);
+    size_t pn = 0;
+    unsigned char *perf = hsperf_read(t->pid, t->nspid, t->uid, &pn);
+    enum { VM_ARGS_MAX = 1 << 16 };
+    char *vm_args = perf ? malloc(VM_ARGS_MAX) : NULL;
+    int have_args = vm_args && hsperf_string(perf, pn, "java.rt.vmArgs", vm_args, VM_ARGS_MAX) >= 0;
+    free(perf);
     int v = -1;
-    static const char *const vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", NULL, "_JAVA_OPTIONS"};
-    for (int i = 0; i < 4; i++) {
+    enum { TOOL, JDK, CMDLINE, VM_ARGS, OVERRIDE };
+    static const char *const vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "command line", NULL,
+                                       "_JAVA_OPTIONS"};
+    for (int i = TOOL; i <= OVERRIDE; i++) {
         int before = v;
-        if (!vars[i]) {
-            if (cmd) v = attach_flag(cmd, (size_t)cn, v);
-        } else if (env) {
+        if (i == VM_ARGS) {
+            if (have_args) v = attach_flag(vm_args, strlen(vm_args), v);
+        } else if (i == CMDLINE) {
+            if (cmd && !have_args) v = attach_flag(cmd, (size_t)cn, v);
+        } else if (env && (i != JDK || !have_args)) {
             size_t len;
             const char *val = env_value(env, (size_t)en, vars[i], &len);
             if (val) v = attach_flag(val, len, v);
         }
-        if (v != before) *where = vars[i] ? vars[i] : "command line";
+        if (v == before) continue;
+        *where = vars[i];
+        if (i == VM_ARGS) { /* which of the JVM's arguments: where they came from, as far as /proc shows */
+            size_t len;
+            const char *jdk = env ? env_value(env, (size_t)en, "JDK_JAVA_OPTIONS", &len) : NULL;
+            if (cmd && attach_flag(cmd, (size_t)cn, -1) == v) *where = "command line";
+            else if (jdk && attach_flag(jdk, len, -1) == v) *where = "JDK_JAVA_OPTIONS";
+            else *where = "an @argfile: the JVM's arguments as its hsperfdata records them";
+        }
     }
     *xrs = cmd && has_word(cmd, (size_t)cn, "-Xrs");
+    free(vm_args);
     free(cmd);
     free(env);
     return v == 1;
@@ -165,7 +186,7 @@ static int trigger_check(struct hotspot_target *t, char *why, size_t whylen)
     const char *where = "";
     int xrs = 0;
     t->trigger_checked = 1;
-    if (attach_disabled(t->pid, &where, &xrs))
+    if (attach_disabled(t, &where, &xrs))
         snprintf(t->why_no_trigger, sizeof t->why_no_trigger,
                  "attach disabled: the JVM runs with -XX:+DisableAttachMechanism (%s)", where);
     else if (!(t->sig_caught & (1ULL << (SIGQUIT - 1))))

@@ -33,8 +33,8 @@ struct hotspot_target {
 
 /* Whether diagtop may attach to pid, from /proc alone (never signals, sends nothing): diagtop is root or has the
  * JVM's uid and gid, and either its attach socket is up (owned by its uid) or the listener can be started safely:
- * a JVM (libjvm.so mapped), SIGQUIT caught, -XX:+DisableAttachMechanism in neither the command line nor
- * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, _JAVA_OPTIONS (those are read only when the socket is not there; a stale
+ * a JVM (libjvm.so mapped), SIGQUIT caught, -XX:+DisableAttachMechanism in neither its arguments (as its hsperfdata
+ * records them, @argfiles expanded; else the command line and JDK_JAVA_OPTIONS) nor JAVA_TOOL_OPTIONS, _JAVA_OPTIONS (those are read only when the socket is not there; a stale
  * one makes the request check them). Returns 0 with t filled, or -errno with the reason: -ESRCH (no such
  * process), -ENOTSUP (not a JVM; attach disabled; SIGQUIT not caught: -Xrs or still starting), -EPERM (another
  * user). */

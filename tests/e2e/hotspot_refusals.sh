@@ -53,17 +53,27 @@ check "-Xrs without its socket: refused, saying why" grep -q 'the JVM runs with 
 sleep 0.5
 check "-Xrs: still alive (never sent SIGQUIT)" kill -0 "$XRS"
 
-# Disabled where diagtop cannot see it: it signals, waits for the timeout, and says what may be the cause.
+# Disabled in an @argfile: /proc/PID/cmdline shows only "@file", the JVM's hsperfdata records the expanded
+# arguments (java.rt.vmArgs): refused before any signal. With -XX:-UsePerfData there is no such record: diagtop
+# cannot see it, signals, waits for the timeout, and says what may be the cause.
 printf '%s\n' -XX:+DisableAttachMechanism >"$TMP/args"
 cd "$TMP/cwd" || exit 1
 start_target argfile java @"$TMP/args" -cp "$CP" Leaky 1000; ARGF=$TARGET_PID
+start_target noperf java -XX:-UsePerfData @"$TMP/args" -cp "$CP" Leaky 1000; NOPERF=$TARGET_PID
 cd "$ROOT" || exit 1
-wait_ready argfile || fail "@argfile JVM did not start"
-T0=$(date +%s%N)
+wait_ready argfile && wait_ready noperf || fail "@argfile JVMs did not start"
 "$DIAGTOP" heap "$ARGF" --timeout 1 >/dev/null 2>"$TMP/argf.err"
+check "an @argfile disabling attach: refused, saying so, from the JVM's hsperfdata" grep -q \
+    'attach disabled: the JVM runs with -XX:+DisableAttachMechanism (an @argfile: the JVM.s arguments as its hsperfdata records them)' \
+    "$TMP/argf.err"
+check "... never signalled: no thread dump printed, no trigger file" bash -c "
+    kill -0 $ARGF && ! grep -q 'Full thread dump' '$TMP/argfile.out' &&
+    ! ls '$TMP/cwd/.attach_pid$ARGF' /tmp/.attach_pid$ARGF 2>/dev/null"
+T0=$(date +%s%N)
+"$DIAGTOP" heap "$NOPERF" --timeout 1 >/dev/null 2>"$TMP/noperf.err"
 MS=$((($(date +%s%N) - T0) / 1000000))
-check "an @argfile disabling attach: the listener never came, within the timeout ($MS ms)" bash -c "
-    grep -q 'did not start within' '$TMP/argf.err' && [ $MS -ge 900 ] && [ $MS -lt 4000 ]"
+check "an @argfile and -XX:-UsePerfData: the listener never came, within the timeout ($MS ms)" bash -c "
+    grep -q 'did not start within' '$TMP/noperf.err' && [ $MS -ge 900 ] && [ $MS -lt 4000 ]"
 check "... the trigger file is removed and the JVM runs on" bash -c "
-    ! ls '$TMP/cwd/.attach_pid$ARGF' /tmp/.attach_pid$ARGF 2>/dev/null && kill -0 $ARGF"
+    ! ls '$TMP/cwd/.attach_pid$NOPERF' /tmp/.attach_pid$NOPERF 2>/dev/null && kill -0 $NOPERF"
 finish
