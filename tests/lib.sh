@@ -23,11 +23,15 @@ fail() {
     echo "FAIL $TEST_NAME: $*"
     FAILS=$((FAILS + 1))
 }
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
+# check DESCRIPTION COMMAND...: ok when the command succeeds. A failure in a TUI test shows the screen as it is.
 check() {
     local what=$1
     shift
-    if "$@"; then ok "$what"; else fail "$what"; fi
+    if "$@"; then ok "$what"; else
+        fail "$what"
+        [ "$TMUX_COUNT" -gt 0 ] && tmux -L "$TMUX_SOCKET" capture-pane -p 2>/dev/null | sed 's/^/  | /'
+    fi
+    return 0
 }
 
 # start_target NAME CMD...: starts CMD in the background with stdout in $TMP/NAME.out; sets TARGET_PID.

@@ -25,11 +25,12 @@ check "Enter: the top row's whole stack, files and lines, and its growth" bash -
 tui_keys Escape
 check "Esc: back to the table (the pane stays)" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait 'sorted by growth' 5 && ! tui_screen | grep -q 'Allocation site:'"
-# The second row: the steady site's growth swings around 0, so which site is second is read off the screen.
+# The second row's stack: which site is second is read off the screen (the steady site's growth swings around 0);
+# a snapshot taken in between (one every 30 s) may reorder the rows below the leak, never the leak itself.
 SECOND=$(tui_screen | grep -A2 -E '^ +bytes +\+bytes' | sed -n 3p | awk '{print $NF}')
 tui_keys Down Enter
 check "Down, Enter: the second row's stack (${SECOND:-none})" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
-    [ -n '$SECOND' ] && tui_wait 'Allocation site: $SECOND' 5"
+    [ -n '$SECOND' ] && tui_wait 'Allocation site: ' 5 && ! tui_screen | grep -q 'Allocation site: leak_block'"
 tui_keys Escape Escape G
 check "G: malloc_trim(0) by the agent, RSS before and after" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait 'GC by agent in [0-9.]+ ms' 10 && tui_wait 'malloc_trim\(0\) .*RSS .* -> '"
