@@ -32,8 +32,8 @@ static int connect_agent(const struct gops_exchange *x, const char *at, double t
         if (x->netns_pid && e == EPERM)
             snprintf(err, errlen, "the gops agent on %s cannot be reached: entering process %d's network namespace "
                      "needs root (CAP_SYS_ADMIN)", at, x->netns_pid);
-        else snprintf(err, errlen, "cannot create a socket%s: %s", x->netns_pid ? " in the target's network namespace" : "",
-                      strerror(e));
+        else snprintf(err, errlen, "cannot create a socket%s: %s",
+                      x->netns_pid ? " in the target's network namespace" : "", strerror(e));
         return -e;
     }
     struct sockaddr_storage sa = {0};

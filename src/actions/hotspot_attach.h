@@ -31,13 +31,13 @@ struct hotspot_target {
     unsigned long long sig_caught; /* SigCgt */
 };
 
-/* Whether diagtop may attach to pid, from /proc alone (never signals, sends nothing): diagtop is root or has the
- * JVM's uid and gid, and either its attach socket is up (owned by its uid) or the listener can be started safely:
- * a JVM (libjvm.so mapped), SIGQUIT caught, -XX:+DisableAttachMechanism in neither its arguments (as its hsperfdata
- * records them, @argfiles expanded; else the command line and JDK_JAVA_OPTIONS) nor JAVA_TOOL_OPTIONS, _JAVA_OPTIONS (those are read only when the socket is not there; a stale
- * one makes the request check them). Returns 0 with t filled, or -errno with the reason: -ESRCH (no such
- * process), -ENOTSUP (not a JVM; attach disabled; SIGQUIT not caught: -Xrs or still starting), -EPERM (another
- * user). */
+/* Whether diagtop may attach to pid, from /proc alone (never signals, sends nothing): diagtop is root or has the JVM's
+ * uid and gid, and either its attach socket is up (owned by its uid) or the listener can be started safely: a JVM
+ * (libjvm.so mapped), SIGQUIT caught, -XX:+DisableAttachMechanism in neither its arguments (as its hsperfdata records
+ * them, @argfiles expanded; else the command line and JDK_JAVA_OPTIONS) nor JAVA_TOOL_OPTIONS, _JAVA_OPTIONS (those
+ * are read only when the socket is not there; a stale one makes the request check them). Returns 0 with t filled, or
+ * -errno with the reason: -ESRCH (no such process), -ENOTSUP (not a JVM; attach disabled; SIGQUIT not caught: -Xrs or
+ * still starting), -EPERM (another user). */
 int hotspot_attach_check(int pid, struct hotspot_target *t, char *why, size_t whylen);
 
 struct hotspot_reply {

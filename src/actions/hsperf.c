@@ -12,7 +12,8 @@
 
 #include "../util/fileio.h"
 
-#define PROLOGUE_SIZE 32   /* magic, byte order, versions, accessible, used, overflow, time stamp, entry offset, count */
+/* magic, byte order, versions, accessible, used, overflow, time stamp, the entries' offset and count */
+#define PROLOGUE_SIZE 32
 #define ENTRY_HEADER 20    /* length, name offset, vector length, type, flags, units, variability, data offset */
 #define FILE_MAX (1u << 20) /* PerfDataMemorySize is 32 KiB by default; the JVM caps it far below this */
 

@@ -80,7 +80,8 @@ static int exchange(const struct provider_request *rq, const unsigned char *cmd,
     if (rc < 0) return rc;
     if ((rc = provider_lock(rq->pid, err, errlen)) < 0) return rc;
     struct gops_exchange x = {
-        .agent = agent, .netns_pid = netns_same(rq->pid) == 0 ? rq->pid : 0, .cmd = cmd, .cmdlen = cmdlen, .timeout = rq->timeout, .takes = takes, .max_reply = max,
+        .agent = agent, .netns_pid = netns_same(rq->pid) == 0 ? rq->pid : 0, .cmd = cmd, .cmdlen = cmdlen,
+        .timeout = rq->timeout, .takes = takes, .max_reply = max,
         .cancel = rq->cancel, .progress = rq->progress, .progress_arg = rq->progress_arg,
     };
     rc = gops_client_exchange(&x, r, err, errlen);
