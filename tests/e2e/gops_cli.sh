@@ -142,12 +142,14 @@ for addr in "[::1]:0" ":0"; do
 done
 
 # ---- an agent in another network namespace (a container's loopback): reached from inside it ----
-if unshare -n true 2>/dev/null; then
-    start_target gopsy-netns env GOPS_CONFIG_DIR="$TMP/gops" unshare -n python3 -c '
+# A new network namespace has its loopback down: brought up (SIOCSIFFLAGS: UP, LOOPBACK, RUNNING), then the program.
+LO_UP_EXEC='
 import fcntl, os, socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS lo: UP, LOOPBACK, RUNNING
-os.execv(sys.argv[1], sys.argv[1:])' "$TARGETS/gopsy"
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))
+os.execv(sys.argv[1], sys.argv[1:])'
+if unshare -n true 2>/dev/null; then
+    start_target gopsy-netns env GOPS_CONFIG_DIR="$TMP/gops" unshare -n python3 -c "$LO_UP_EXEC" "$TARGETS/gopsy"
     N=$TARGET_PID
     wait_ready gopsy-netns || fail "gopsy in its own network namespace did not start: $(cat "$TMP/gopsy-netns.err")"
     check "another network namespace: it is not ours" test "$(readlink /proc/$N/ns/net)" != "$(readlink /proc/self/ns/net)"
@@ -165,11 +167,7 @@ fi
 AS_NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all"
 if $AS_NOBODY unshare -rn true 2>/dev/null; then
     chmod o+x "$TMP" && mkdir -p "$TMP/gops-nobody" && chmod 777 "$TMP/gops-nobody" # nobody writes its port file there
-    start_target gopsy-userns env GOPS_CONFIG_DIR="$TMP/gops-nobody" $AS_NOBODY unshare -rn python3 -c '
-import fcntl, os, socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))
-os.execv(sys.argv[1], sys.argv[1:])' "$TARGETS/gopsy"
+    start_target gopsy-userns env GOPS_CONFIG_DIR="$TMP/gops-nobody" $AS_NOBODY unshare -rn python3 -c "$LO_UP_EXEC" "$TARGETS/gopsy"
     U=$TARGET_PID
     wait_ready gopsy-userns || fail "gopsy in a user's own namespaces did not start: $(cat "$TMP/gopsy-userns.err")"
     $AS_NOBODY "$DIAGTOP" memstats "$U" >"$TMP/mem-userns.txt" 2>&1
