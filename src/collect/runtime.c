@@ -135,20 +135,12 @@ int runtime_maps_has_jvm(const char *maps)
 
 unsigned long runtime_tcp_listen_inode(const char *net_tcp, int v6, unsigned port, struct inet_endpoint *local)
 {
-    const char *line = strchr(net_tcp, '\n'); /* skip the header */
-    while (line && *++line) {
-        /* "  0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 12345 ..." */
-        unsigned state = 0;
-        unsigned long inode = 0;
-        char addr[80];
-        struct inet_endpoint e;
-        if (sscanf(line, " %*d: %79s %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", addr, &state,
-                   &inode) == 3 &&
-            sockets_parse_endpoint(addr, v6, &e) == 0 && e.port == port && state == 0x0A) {
-            if (local) *local = e;
-            return inode;
+    for (const char *line = strchr(net_tcp, '\n'); line && *++line; line = strchr(line, '\n')) { /* after the header */
+        struct inet_line in;
+        if (sockets_parse_inet_line(line, v6, &in) == 0 && in.local.port == port && in.state == 0x0A) {
+            if (local) *local = in.local;
+            return in.inode;
         }
-        line = strchr(line, '\n');
     }
     return 0;
 }

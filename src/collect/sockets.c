@@ -17,7 +17,8 @@ static const char *tcp_state(unsigned st)
     return st < sizeof names / sizeof names[0] ? names[st] : "?";
 }
 
-int sockets_parse_endpoint(const char *hex, int v6, struct inet_endpoint *e)
+/* "0100007F:1F90" (v4) or 32 hex digits (v6: four words in the kernel's byte order) + ":port" into e. 0 or -1. */
+static int parse_endpoint(const char *hex, int v6, struct inet_endpoint *e)
 {
     memset(e, 0, sizeof *e);
     const char *colon = strchr(hex, ':');
@@ -38,26 +39,29 @@ void sockets_format_endpoint(const struct inet_endpoint *e, char *out, size_t n)
     snprintf(out, n, e->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, e->port);
 }
 
-static int format_addr(const char *hex, int v6, char *out, size_t n)
+int sockets_parse_inet_line(const char *line, int v6, struct inet_line *out)
 {
-    struct inet_endpoint e;
-    if (sockets_parse_endpoint(hex, v6, &e) < 0) return -1;
-    sockets_format_endpoint(&e, out, n);
-    return 0;
+    /* "  0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 12345 ..." */
+    char local[64], remote[64];
+    if (sscanf(line, " %*d: %63s %63s %x %*x:%*x %*x:%*x %*x %*u %*u %lu", local, remote, &out->state,
+               &out->inode) != 4)
+        return -1;
+    return parse_endpoint(local, v6, &out->local) == 0 && parse_endpoint(remote, v6, &out->remote) == 0 ? 0 : -1;
 }
 
 int sockets_parse_inet(const char *line, const char *proto, int v6, unsigned long *inode, char *desc, size_t n)
 {
-    char local[64], remote[64], l[80], r[80];
-    unsigned st;
-    if (sscanf(line, " %*d: %63s %63s %x %*x:%*x %*x:%*x %*x %*u %*u %lu", local, remote, &st, inode) != 4) return -1;
-    if (format_addr(local, v6, l, sizeof l) < 0 || format_addr(remote, v6, r, sizeof r) < 0) return -1;
+    struct inet_line in;
+    char l[80], r[80];
+    if (sockets_parse_inet_line(line, v6, &in) < 0) return -1;
+    *inode = in.inode;
+    sockets_format_endpoint(&in.local, l, sizeof l);
+    sockets_format_endpoint(&in.remote, r, sizeof r);
     int is_tcp = strncmp(proto, "tcp", 3) == 0;
-    unsigned rport = 0;
-    sscanf(strchr(remote, ':') + 1, "%x", &rport);
-    if (is_tcp && st == 0x0A) snprintf(desc, n, "%s %s LISTEN", proto, l);
-    else if (!is_tcp && rport == 0) snprintf(desc, n, "%s %s", proto, l); /* not connected */
-    else snprintf(desc, n, "%s %s -> %s%s%s", proto, l, r, is_tcp ? " " : "", is_tcp ? tcp_state(st) : "");
+    if (is_tcp && in.state == 0x0A) snprintf(desc, n, "%s %s LISTEN", proto, l);
+    else if (!is_tcp && in.remote.port == 0) snprintf(desc, n, "%s %s", proto, l); /* not connected */
+    else
+        snprintf(desc, n, "%s %s -> %s%s%s", proto, l, r, is_tcp ? " " : "", is_tcp ? tcp_state(in.state) : "");
     return 0;
 }
 

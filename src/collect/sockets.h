@@ -26,8 +26,15 @@ int sockets_load(int pid, struct socket_table *t);
 const char *sockets_describe(const struct socket_table *t, unsigned long inode);
 void sockets_free(struct socket_table *t);
 
-/* "0100007F:1F90" (v4) or 32 hex digits (v6: four words in the kernel's byte order) + ":port" into e. 0 or -1. */
-int sockets_parse_endpoint(const char *hex, int v6, struct inet_endpoint *e);
+/* One line of /proc/net/tcp|udp (v6: tcp6|udp6), decoded. */
+struct inet_line {
+    struct inet_endpoint local, remote;
+    unsigned state; /* TCP: 0x0A is LISTEN */
+    unsigned long inode;
+};
+
+/* Decodes one line of /proc/net/tcp|udp (v6: tcp6|udp6); 0, or -1 when it is not one (the header). */
+int sockets_parse_inet_line(const char *line, int v6, struct inet_line *out);
 /* "127.0.0.1:8080", "[::1]:22". */
 void sockets_format_endpoint(const struct inet_endpoint *e, char *out, size_t n);
 
