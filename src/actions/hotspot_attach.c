@@ -120,6 +120,21 @@ static const char *env_value(const char *env, size_t n, const char *name, size_t
     return NULL;
 }
 
+/* One place options came from, named for the reason a refusal gives. */
+struct option_source {
+    const char *text;
+    size_t len;
+    const char *name;
+};
+
+/* Where the JVM's recorded arguments got a DisableAttachMechanism setting, as far as /proc shows. */
+static const char *vm_args_origin(int setting, const char *cmd, size_t cn, const char *jdk, size_t jn)
+{
+    if (cmd && attach_flag(cmd, cn, -1) == setting) return "command line";
+    if (jdk && attach_flag(jdk, jn, -1) == setting) return "JDK_JAVA_OPTIONS";
+    return "an @argfile: the JVM's arguments as its hsperfdata records them";
+}
+
 /* Whether attach is disabled by the options the JVM read, in its order: JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS (the
  * launcher puts them before the command line's), the command line, _JAVA_OPTIONS (last, overriding). The middle
  * two are taken from the JVM's own record of its arguments (hsperf: java.rt.vmArgs) when it keeps one, so that
@@ -129,36 +144,33 @@ static int attach_disabled(const struct hotspot_target *t, const char **where, i
     ssize_t cn = 0, en = 0;
     char *cmd = fileio_read_proc(AT_FDCWD, t->pid, "cmdline", 1 << 20, &cn);
     char *env = fileio_read_proc(AT_FDCWD, t->pid, "environ", 1 << 20, &en);
-    size_t pn = 0;
+    size_t pn = 0, tn = 0, jn = 0, on = 0;
     unsigned char *perf = hsperf_read(t->pid, t->nspid, t->uid, &pn);
     enum { VM_ARGS_MAX = 1 << 16 };
     char *vm_args = perf ? malloc(VM_ARGS_MAX) : NULL;
     int have_args = vm_args && hsperf_string(perf, pn, "java.rt.vmArgs", vm_args, VM_ARGS_MAX) >= 0;
     free(perf);
+    const char *tool = env ? env_value(env, (size_t)en, "JAVA_TOOL_OPTIONS", &tn) : NULL;
+    const char *jdk = env ? env_value(env, (size_t)en, "JDK_JAVA_OPTIONS", &jn) : NULL;
+    const char *over = env ? env_value(env, (size_t)en, "_JAVA_OPTIONS", &on) : NULL;
+
+    struct option_source src[4];
+    int n = 0;
+    if (tool) src[n++] = (struct option_source){tool, tn, "JAVA_TOOL_OPTIONS"};
+    if (have_args) {
+        size_t vn = strlen(vm_args);
+        src[n++] = (struct option_source){vm_args, vn,
+                                          vm_args_origin(attach_flag(vm_args, vn, -1), cmd, (size_t)cn, jdk, jn)};
+    } else {
+        if (jdk) src[n++] = (struct option_source){jdk, jn, "JDK_JAVA_OPTIONS"};
+        if (cmd) src[n++] = (struct option_source){cmd, (size_t)cn, "command line"};
+    }
+    if (over) src[n++] = (struct option_source){over, on, "_JAVA_OPTIONS"};
     int v = -1;
-    enum { TOOL, JDK, CMDLINE, VM_ARGS, OVERRIDE };
-    static const char *const vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "command line", NULL,
-                                       "_JAVA_OPTIONS"};
-    for (int i = TOOL; i <= OVERRIDE; i++) {
-        int before = v;
-        if (i == VM_ARGS) {
-            if (have_args) v = attach_flag(vm_args, strlen(vm_args), v);
-        } else if (i == CMDLINE) {
-            if (cmd && !have_args) v = attach_flag(cmd, (size_t)cn, v);
-        } else if (env && (i != JDK || !have_args)) {
-            size_t len;
-            const char *val = env_value(env, (size_t)en, vars[i], &len);
-            if (val) v = attach_flag(val, len, v);
-        }
-        if (v == before) continue;
-        *where = vars[i];
-        if (i == VM_ARGS) { /* which of the JVM's arguments: where they came from, as far as /proc shows */
-            size_t len;
-            const char *jdk = env ? env_value(env, (size_t)en, "JDK_JAVA_OPTIONS", &len) : NULL;
-            if (cmd && attach_flag(cmd, (size_t)cn, -1) == v) *where = "command line";
-            else if (jdk && attach_flag(jdk, len, -1) == v) *where = "JDK_JAVA_OPTIONS";
-            else *where = "an @argfile: the JVM's arguments as its hsperfdata records them";
-        }
+    for (int i = 0; i < n; i++) {
+        int next = attach_flag(src[i].text, src[i].len, v);
+        if (next != v) *where = src[i].name;
+        v = next;
     }
     *xrs = cmd && has_word(cmd, (size_t)cn, "-Xrs");
     free(vm_args);
