@@ -66,17 +66,20 @@ static unsigned char *read_owned(int dirfd, int nspid, uid_t uid, size_t *n)
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return NULL;
     struct stat st;
-    unsigned char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid && st.st_size > 0 &&
-        (buf = malloc(FILE_MAX))) {
-        ssize_t got = fileio_pread_all(fd, (char *)buf, FILE_MAX);
-        if (got > 0) *n = (size_t)got;
-        else {
-            free(buf);
-            buf = NULL;
-        }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != uid || st.st_size <= 0) {
+        close(fd);
+        return NULL;
     }
+    /* the file (32 KiB by default), capped, and a byte for the reader's NUL */
+    size_t room = (st.st_size < FILE_MAX ? (size_t)st.st_size : FILE_MAX) + 1;
+    unsigned char *buf = malloc(room);
+    ssize_t got = buf ? fileio_pread_all(fd, (char *)buf, room) : -1;
     close(fd);
+    if (got <= 0) {
+        free(buf);
+        return NULL;
+    }
+    *n = (size_t)got;
     return buf;
 }
 
