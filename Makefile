@@ -73,6 +73,7 @@ build/asan/unit/%: tests/unit/%.c tests/unit/check.h $(ASAN_LIB_OBJ)
 build/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o $@ $<
+build/targets/hotspots build/targets/stripme: tests/targets/spin.h
 
 # A stripped copy: frames must still unwind (.eh_frame) and show module+offset.
 build/targets/threads-stripped: build/targets/threads

@@ -9,19 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spin.h"
+
 #define NOINLINE __attribute__((noinline))
 #define UNIT 20000 /* iterations of one unit of work */
 
-static volatile unsigned long sink;
 static volatile int spins_per_compare = UNIT / 64;
-
-/* The same loop in each hot function, so that each is itself the innermost frame of its samples. */
-#define SPIN(n)                                                                                                  \
-    do {                                                                                                         \
-        unsigned long s_ = sink;                                                                                 \
-        for (unsigned long i_ = 0; i_ < (n); i_++) s_ = s_ * 6364136223846793005ULL + i_;                        \
-        sink += s_;                                                                                              \
-    } while (0)
 
 /* Three units per round. */
 NOINLINE static void burn_direct(void) { SPIN(3UL * UNIT); }

@@ -5,17 +5,10 @@
  * GCC from merging, cloning or inlining them. */
 #include <stdio.h>
 
+#include "spin.h"
+
 #define HOT __attribute__((noipa))
 #define UNIT 20000
-
-static volatile unsigned long sink;
-
-#define SPIN(n)                                                                                                  \
-    do {                                                                                                         \
-        unsigned long s_ = sink;                                                                                 \
-        for (unsigned long i_ = 0; i_ < (n); i_++) s_ = s_ * 6364136223846793005ULL + i_;                        \
-        sink += s_;                                                                                              \
-    } while (0)
 
 HOT static void spin_hot(void) { SPIN(3UL * UNIT); }
 HOT static void spin_warm(void) { SPIN(1UL * UNIT); }
