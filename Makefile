@@ -9,13 +9,25 @@ DLOPEN_PKGS := libmicrohttpd gnutls
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lstdc++ -lm -ldl
 
-WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
+WARN := -Werror=implicit-function-declaration -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(PKG_CFLAGS) $(CFLAGS)
+# Includes name their folder from src/ ("actions/stack/stack.h"), never ../
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -Isrc $(WARN) $(PKG_CFLAGS) $(CFLAGS)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC := $(sort $(wildcard src/util/*.c src/collect/*.c src/actions/*.c src/render/*.c src/model/*.c src/api/*.c \
-                          src/ui/*.c src/app/*.c))
+# Quiet by default ("CC src/..."); `make V=1` prints every command in full.
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n' '$(1)' '$(2)'
+endif
+
+# Every .c below src/ except the agent's (a library of its own), at any depth, plus the explorer page's assets,
+# generated into build/ from src/api/assets at build time.
+PAGE_DATA := build/gen/api_page_data.c
+SRC := $(sort $(shell find src -name '*.c' -not -path 'src/agent/*')) $(PAGE_DATA)
 LIB_SRC := $(filter-out src/app/main.c,$(SRC))
 AGENT_SRC := $(sort $(wildcard src/agent/*.c))
 AGENT_LIB := $(if $(AGENT_SRC),build/libdiagtop-agent.so)
@@ -23,12 +35,15 @@ AGENT_LIBS :=
 OBJ := $(SRC:%.c=build/obj/%.o)
 ASAN_OBJ := $(SRC:%.c=build/asan/obj/%.o)
 ASAN_LIB_OBJ := $(LIB_SRC:%.c=build/asan/obj/%.o)
+# Unit tests link the library, not a list of objects: each pulls in only what it uses.
+ASAN_LIB := build/asan/libdiagtop.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/asan/unit/%)
 TARGET_SRC := $(wildcard tests/targets/*.c)
 TARGET_BIN := $(TARGET_SRC:tests/targets/%.c=build/targets/%)
 
+# `make test T="stack_cli tui/"` runs only the tests whose path contains one of the words.
 .PHONY: all deps test-deps run test bench install clean asan unit targets
 
 all: build/diagtop $(AGENT_LIB)
@@ -52,35 +67,54 @@ $(TEST_DEPS_STAMP): scripts/deps.sh
 	@mkdir -p $(dir $@) && touch $@ $(DEPS_STAMP)
 
 build/diagtop: $(OBJ)
-	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(PKG_LIBS)
 
 build/obj/%.o: %.c | $(DEPS_STAMP)
+	$(call say,CC,$<)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 build/asan/diagtop: $(ASAN_OBJ)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(PKG_LIBS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $(ASAN_OBJ) $(PKG_LIBS)
 
 build/asan/obj/%.o: %.c | $(DEPS_STAMP)
+	$(call say,CC,$< [asan])
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -MMD -MP -c -o $@ $<
 
-build/asan/unit/%: tests/unit/%.c tests/unit/check.h $(ASAN_LIB_OBJ)
+$(ASAN_LIB): $(ASAN_LIB_OBJ)
+	$(call say,AR,$@)
+	@rm -f $@
+	$(Q)ar rcs $@ $(ASAN_LIB_OBJ)
+
+build/asan/unit/%: tests/unit/%.c tests/unit/check.h $(ASAN_LIB)
+	$(call say,CC,$< [unit])
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -Isrc -DFIXTURES_DIR=\"$(CURDIR)/tests/fixtures\" -o $@ $< $(ASAN_LIB_OBJ) $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -DFIXTURES_DIR=\"$(CURDIR)/tests/fixtures\" -o $@ $< $(ASAN_LIB) $(PKG_LIBS)
+
+# The explorer page (src/api/assets) as C arrays, made at build time; the generated file is never committed.
+$(PAGE_DATA): src/api/assets/embed.sh src/api/assets/explorer.html src/api/assets/explorer.js src/api/assets/explorer.css
+	$(call say,GEN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)src/api/assets/embed.sh >$@.tmp && mv $@.tmp $@
 
 # Test targets: -g -O2 so that later stack tests find names and lines.
 build/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o $@ $<
 build/targets/hotspots build/targets/stripme: tests/targets/spin.h
 
 # A stripped copy: frames must still unwind (.eh_frame) and show module+offset.
 build/targets/threads-stripped: build/targets/threads
-	strip -o $@ $<
+	$(call say,STRIP,$@)
+	$(Q)strip -o $@ $<
 # Without any symbol or debug info at all (no .symtab, no .debug_*): the profiler names its frames module+offset.
 build/targets/stripme-stripped: build/targets/stripme
-	strip --strip-all -o $@ $<
+	$(call say,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 # One unwinding target built the ways binaries come: without frame pointers; with only .debug_frame (no unwind
 # tables in .eh_frame); a stripped PIE whose debug info is in a separate file found by its debuglink. And C++.
@@ -89,35 +123,43 @@ UNWIND_BIN := build/targets/unwind-nofp build/targets/unwind-debugframe build/ta
 TARGET_CC = $(CC) -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall
 build/targets/unwind-nofp: $(UNWIND_SRC)
 	@mkdir -p $(dir $@)
-	$(TARGET_CC) -fomit-frame-pointer -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(TARGET_CC) -fomit-frame-pointer -o $@ $<
 build/targets/unwind-debugframe: $(UNWIND_SRC)
 	@mkdir -p $(dir $@)
-	$(TARGET_CC) -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-exceptions -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(TARGET_CC) -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-exceptions -o $@ $<
 build/targets/unwind-stripped: $(UNWIND_SRC)
 	@mkdir -p $(dir $@)
-	$(TARGET_CC) -fPIE -pie -o $@.full $<
-	objcopy --only-keep-debug $@.full $@.debug
-	strip --strip-all -o $@ $@.full
-	objcopy --add-gnu-debuglink=$@.debug $@
-	rm -f $@.full
+	$(call say,CC,$@)
+	$(Q)$(TARGET_CC) -fPIE -pie -o $@.full $<
+	$(Q)objcopy --only-keep-debug $@.full $@.debug
+	$(Q)strip --strip-all -o $@ $@.full
+	$(Q)objcopy --add-gnu-debuglink=$@.debug $@
+	$(Q)rm -f $@.full
 build/targets/throwing: tests/targets/unwind/throwing.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -g -O2 -pthread -Wall -o $@ $<
+	$(call say,CXX,$@)
+	$(Q)$(CXX) -g -O2 -pthread -Wall -o $@ $<
 
 # Go programs (standard library only) and a JVM class, for runtime detection, the agents and Go stacks.
 build/targets/gopsy: tests/targets/gopsy/main.go
 	@mkdir -p $(dir $@) build/gocache
-	GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
+	$(call say,GO,$@)
+	$(Q)GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
 build/targets/gostacks: tests/targets/gostacks/main.go
 	@mkdir -p $(dir $@) build/gocache
-	GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
+	$(call say,GO,$@)
+	$(Q)GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
 
 build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 	@mkdir -p $(dir $@)
-	javac -d $(dir $@) $<
+	$(call say,JAVAC,$@)
+	$(Q)javac -d $(dir $@) $<
 build/targets/java/Leaky.class: tests/targets/Leaky.java
 	@mkdir -p $(dir $@)
-	javac -d $(dir $@) $<
+	$(call say,JAVAC,$@)
+	$(Q)javac -d $(dir $@) $<
 
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme-stripped build/targets/gopsy \
     build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class: | $(TEST_DEPS_STAMP)
@@ -127,7 +169,8 @@ $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme
 AGENT_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -fvisibility=hidden
 build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -o $@ $(AGENT_SRC) -ldl -lpthread $(AGENT_LIBS)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -o $@ $(AGENT_SRC) -ldl -lpthread $(AGENT_LIBS)
 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
@@ -139,7 +182,7 @@ run: all
 
 test: $(TEST_DEPS_STAMP)
 	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets
-	@tests/run
+	@tests/run $(T)
 
 bench: $(TEST_DEPS_STAMP)
 	@$(MAKE) --no-print-directory build/diagtop build/libdiagtop-agent.so targets

@@ -8,17 +8,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../actions/cpu_profile.h"
-#include "../actions/provider.h"
-#include "../actions/stack.h"
-#include "../collect/procinfo.h"
-#include "../render/cpu_json.h"
-#include "../render/heap_view.h"
-#include "../render/json_util.h"
-#include "../render/pprof_write.h"
-#include "../render/procinfo_json.h"
-#include "../render/rt_json.h"
-#include "../render/stack_json.h"
+#include "actions/profile/cpu_profile.h"
+#include "actions/runtimes/provider.h"
+#include "actions/stack/stack.h"
+#include "collect/procinfo.h"
+#include "render/cpu_json.h"
+#include "render/heap_view.h"
+#include "render/json_util.h"
+#include "render/pprof_write.h"
+#include "render/procinfo_json.h"
+#include "render/rt_json.h"
+#include "render/stack_json.h"
 #include "api_target.h"
 
 #define PROFILE_SECONDS_MAX 300

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../collect/procstat.h"
-#include "../render/dump_json.h"
-#include "../render/json_util.h"
-#include "../util/clock.h"
+#include "collect/procstat.h"
+#include "render/dump_json.h"
+#include "render/json_util.h"
+#include "util/clock.h"
 
 const char *api_dump_state_name(enum api_dump_state s)
 {

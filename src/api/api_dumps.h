@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-#include "../actions/dump.h"
+#include "actions/dump/dump.h"
 #include "api_busy.h"
 #include "api_id.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 void api_metrics_label(char *buf, size_t bufsz, const char *s, size_t n)
 {

@@ -7,7 +7,7 @@
 #define DIAGTOP_API_METRICS_H
 #include <stddef.h>
 
-#include "../model/monitor.h"
+#include "model/monitor.h"
 
 /* The document for the first nrows rows of m->view (m's sample), as a malloc'd text in *out (length *len).
  * Returns 0 or -ENOMEM. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../util/clock.h"
+#include "util/clock.h"
 
 int api_monitor_init(struct api_monitor *am, double min_interval, char *err, size_t errlen)
 {

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "../model/monitor.h"
+#include "model/monitor.h"
 
 struct api_monitor {
     pthread_mutex_t lock;

@@ -1,5 +1,5 @@
 /* api_page: the process-explorer page at /, from assets embedded in the binary (no CDN, nothing fetched from
- * elsewhere): src/api/assets/explorer.{html,js,css}, turned into api_page_data.c by src/api/assets/embed.sh. */
+ * elsewhere): src/api/assets/explorer.{html,js,css}, turned into build/gen/api_page_data.c by src/api/assets/embed.sh at build time. */
 #ifndef DIAGTOP_API_PAGE_H
 #define DIAGTOP_API_PAGE_H
 #include <stddef.h>

@@ -9,13 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../actions/process_control.h"
-#include "../collect/procinfo.h"
-#include "../render/json_util.h"
-#include "../render/procinfo_json.h"
-#include "../render/snapshot_json.h"
-#include "../util/clock.h"
-#include "../util/fileio.h"
+#include "actions/target/process_control.h"
+#include "collect/procinfo.h"
+#include "render/json_util.h"
+#include "render/procinfo_json.h"
+#include "render/snapshot_json.h"
+#include "util/clock.h"
+#include "util/fileio.h"
 #include "api_metrics.h"
 #include "api_target.h"
 

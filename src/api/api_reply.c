@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../render/json_util.h"
+#include "render/json_util.h"
 
 void api_reply_init(struct api_reply *r)
 {

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/clock.h"
-#include "../util/fileio.h"
-#include "../util/text.h"
+#include "util/clock.h"
+#include "util/fileio.h"
+#include "util/text.h"
 #include "api_actions.h"
 #include "api_auth.h"
 #include "api_downloads.h"

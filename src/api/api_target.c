@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../util/fileio.h"
+#include "util/fileio.h"
 
 /* The thread group of a task: Tgid in /proc/PID/status, or -1. */
 static int tgid_of(int pid)

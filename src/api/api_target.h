@@ -3,7 +3,7 @@
  * capture) nor this server. */
 #ifndef DIAGTOP_API_TARGET_H
 #define DIAGTOP_API_TARGET_H
-#include "../collect/procstat.h"
+#include "collect/procstat.h"
 #include "api_reply.h"
 
 /* Returns 0 with ps filled, or -1 with a 404 or 422 in r. */

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "../render/header_text.h"
-#include "../render/snapshot_json.h"
-#include "../render/table_text.h"
-#include "../util/clock.h"
-#include "../util/quit_signals.h"
-#include "../model/monitor.h"
+#include "render/header_text.h"
+#include "render/snapshot_json.h"
+#include "render/table_text.h"
+#include "util/clock.h"
+#include "util/quit_signals.h"
+#include "model/monitor.h"
 
 #define INITIAL_SAMPLE_SECONDS 0.2 /* like top, the first frame shows CPU% over a short sample, not lifetimes */
 

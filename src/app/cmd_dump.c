@@ -7,17 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../actions/dump.h"
-#include "../actions/dump_path.h"
-#include "../actions/provider.h"
-#include "../render/rt_json.h"
-#include "../render/rt_text.h"
-#include "../render/dump_json.h"
-#include "../render/json_util.h"
-#include "../util/clock.h"
-#include "../util/fileio.h"
-#include "../util/quit_signals.h"
-#include "../util/text.h"
+#include "actions/dump/dump.h"
+#include "util/dump_path.h"
+#include "actions/runtimes/provider.h"
+#include "render/rt_json.h"
+#include "render/rt_text.h"
+#include "render/dump_json.h"
+#include "render/json_util.h"
+#include "util/clock.h"
+#include "util/fileio.h"
+#include "util/quit_signals.h"
+#include "util/text.h"
 #include "config_file.h"
 
 static const char dump_usage[] =

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../collect/procinfo.h"
-#include "../render/procinfo_json.h"
-#include "../render/procinfo_text.h"
-#include "../util/text.h"
+#include "collect/procinfo.h"
+#include "render/procinfo_json.h"
+#include "render/procinfo_text.h"
+#include "util/text.h"
 
 static const char info_usage[] =
     "usage: diagtop info PID [--json] [--section LIST] [--show-secrets]\n"

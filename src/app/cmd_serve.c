@@ -9,10 +9,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "../actions/dump_path.h"
-#include "../api/api_auth.h"
-#include "../api/api_server.h"
-#include "../util/text.h"
+#include "util/dump_path.h"
+#include "api/api_auth.h"
+#include "api/api_server.h"
+#include "util/text.h"
 #include "config_file.h"
 
 static const char serve_usage[] =

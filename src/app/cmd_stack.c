@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/provider.h"
-#include "../actions/stack.h"
-#include "../render/stack_json.h"
-#include "../render/rt_json.h"
-#include "../render/rt_text.h"
-#include "../render/stack_text.h"
-#include "../util/quit_signals.h"
-#include "../util/text.h"
+#include "actions/runtimes/provider.h"
+#include "actions/stack/stack.h"
+#include "render/stack_json.h"
+#include "render/rt_json.h"
+#include "render/rt_text.h"
+#include "render/stack_text.h"
+#include "util/quit_signals.h"
+#include "util/text.h"
 #include "config_file.h"
 
 const char cmd_stack_usage[] =

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/fileio.h"
+#include "util/fileio.h"
 
 int config_file_path(char *buf, size_t bufsz)
 {

@@ -4,7 +4,7 @@
 #define DIAGTOP_CONFIG_FILE_H
 #include <stddef.h>
 
-#include "../model/settings.h"
+#include "model/settings.h"
 
 /* The config file's path into buf; returns 0 or -1 when no home directory is known. */
 int config_file_path(char *buf, size_t bufsz);

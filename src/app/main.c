@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../collect/users.h"
-#include "../ui/tui.h"
+#include "collect/users.h"
+#include "ui/tui.h"
 #include "batch.h"
 #include "cmd_dump.h"
 #include "cmd_info.h"

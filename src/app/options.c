@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 const char options_usage[] =
     "usage: diagtop [options]            interactive monitor (needs a terminal)\n"

@@ -3,7 +3,7 @@
 #define DIAGTOP_OPTIONS_H
 #include <stddef.h>
 
-#include "../model/settings.h"
+#include "model/settings.h"
 
 struct options {
     int batch, json, iterations; /* iterations 0: until interrupted */

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/clock.h"
-#include "../util/fileio.h"
-#include "../util/grow.h"
+#include "util/clock.h"
+#include "util/fileio.h"
+#include "util/grow.h"
 #include "procstat.h"
 #include "sockets.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/fileio.h"
+#include "util/fileio.h"
 
 /* Reads the next space-separated decimal field (possibly negative) and advances *p. */
 static int next_ll(const char **p, const char *end, long long *out)

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../util/fileio.h"
-#include "../util/text.h"
+#include "util/fileio.h"
+#include "util/text.h"
 
 #define GO_MAGIC "\xff Go buildinf:"
 #define GO_MAGIC_LEN 14

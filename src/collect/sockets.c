@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/fileio.h"
-#include "../util/grow.h"
+#include "util/fileio.h"
+#include "util/grow.h"
 
 static const char *tcp_state(unsigned st)
 {

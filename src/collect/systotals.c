@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../util/fileio.h"
+#include "util/fileio.h"
 
 static int parse_cpu_line(const char *line, struct cpu_ticks *t)
 {

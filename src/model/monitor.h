@@ -4,11 +4,11 @@
 #define DIAGTOP_MONITOR_H
 #include <stddef.h>
 
-#include "../collect/proctable.h"
-#include "../collect/systotals.h"
-#include "../collect/users.h"
-#include "../render/columns.h"
-#include "../render/procview.h"
+#include "collect/proctable.h"
+#include "collect/systotals.h"
+#include "collect/users.h"
+#include "render/columns.h"
+#include "render/procview.h"
 
 struct monitor {
     struct proctable *table;

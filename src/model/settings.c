@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 void settings_defaults(struct settings *s)
 {

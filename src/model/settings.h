@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../render/columns.h"
-#include "../render/procview.h"
+#include "render/columns.h"
+#include "render/procview.h"
 
 struct settings {
     enum column_id cols[COL_COUNT];

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
 

@@ -5,8 +5,8 @@
 #define DIAGTOP_COLUMNS_H
 #include <stddef.h>
 
-#include "../collect/proctable.h"
-#include "../collect/users.h"
+#include "collect/proctable.h"
+#include "collect/users.h"
 
 enum column_id {
     COL_PID, COL_USER, COL_PRI, COL_NI, COL_VIRT, COL_RES, COL_SHR, COL_S, COL_CPU, COL_MEM, COL_TIME, COL_THR,

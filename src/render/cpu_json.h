@@ -13,7 +13,7 @@
  * without a symbol; "pc" is a hex string. "samples" and "cpu_ns" at the top count the filtered stacks. */
 #ifndef DIAGTOP_CPU_JSON_H
 #define DIAGTOP_CPU_JSON_H
-#include "../actions/cpu_report.h"
+#include "actions/profile/cpu_report.h"
 
 struct cpu_json_opts {
     int tid;       /* only this thread's stacks and functions; 0 = all */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 /* ---- function identity ---- */
 

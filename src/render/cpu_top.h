@@ -9,7 +9,7 @@
  * thread filter. CPU time is each stack's cpu_ns (samples * period_ns where the sampler left it 0). */
 #ifndef DIAGTOP_CPU_TOP_H
 #define DIAGTOP_CPU_TOP_H
-#include "../actions/cpu_report.h"
+#include "actions/profile/cpu_report.h"
 #include "text_lines.h"
 
 /* ---- function identity, shared by the CPU renderers ---- */

@@ -4,7 +4,7 @@
 #define DIAGTOP_DUMP_JSON_H
 #include <cjson/cJSON.h>
 
-#include "../actions/dump.h"
+#include "actions/dump/dump.h"
 
 /* Adds path, sizes, counts, the filter, durations, the mode and its reason, the pauses and the regions a fork
  * does not copy faithfully to o. */

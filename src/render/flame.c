@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 #include "cpu_top.h"
 
 /* ---- the merged call tree ----

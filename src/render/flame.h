@@ -8,7 +8,7 @@
 #define DIAGTOP_FLAME_H
 #include <stddef.h>
 
-#include "../actions/cpu_report.h"
+#include "actions/profile/cpu_report.h"
 #include "text_lines.h"
 
 /* One line per distinct stack of thread tid (0 = all): "outermost;...;innermost COUNT", sorted; the counts add

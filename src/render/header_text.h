@@ -4,8 +4,8 @@
 #define DIAGTOP_HEADER_TEXT_H
 #include <stdio.h>
 
-#include "../collect/proctable.h"
-#include "../collect/systotals.h"
+#include "collect/proctable.h"
+#include "collect/systotals.h"
 
 /* "3 days, 02:01" / "02:01:07" */
 void header_format_uptime(char *buf, size_t bufsz, double seconds);

@@ -4,7 +4,7 @@
  * first) when there is an earlier snapshot, else by bytes. */
 #ifndef DIAGTOP_HEAP_VIEW_H
 #define DIAGTOP_HEAP_VIEW_H
-#include "../actions/results.h"
+#include "actions/runtimes/results.h"
 
 struct heap_view_row {
     const struct rt_heap_row *row;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 void json_add_u64(cJSON *obj, const char *name, unsigned long long v)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "../util/protobuf.h"
-#include "../util/text.h"
+#include "util/protobuf.h"
+#include "util/text.h"
 #include "cpu_top.h"
 
 /* profile.proto field numbers */

@@ -14,7 +14,7 @@
 #define DIAGTOP_PPROF_WRITE_H
 #include <stddef.h>
 
-#include "../actions/cpu_report.h"
+#include "actions/profile/cpu_report.h"
 
 /* *out gets the malloc'd gzip bytes, *len their length. Returns 0, or -ENOMEM / -EIO (zlib failed) with a reason
  * in err. */

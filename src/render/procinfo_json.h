@@ -2,7 +2,7 @@
  * next to the Linux-native ones, per section (docs/json.md, "diagtop info"). */
 #ifndef DIAGTOP_PROCINFO_JSON_H
 #define DIAGTOP_PROCINFO_JSON_H
-#include "../collect/procinfo.h"
+#include "collect/procinfo.h"
 
 char *procinfo_json(const struct proc_info *pi, int show_secrets);
 #endif

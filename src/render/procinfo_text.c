@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 #define MASK "********"
 

@@ -1,7 +1,7 @@
 /* procinfo_text: one section of a process's details as text lines (the Enter pane's tabs, `diagtop info`). */
 #ifndef DIAGTOP_PROCINFO_TEXT_H
 #define DIAGTOP_PROCINFO_TEXT_H
-#include "../collect/procinfo.h"
+#include "collect/procinfo.h"
 #include "text_lines.h"
 
 struct procinfo_text_opts {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/grow.h"
-#include "../util/text.h"
+#include "util/grow.h"
+#include "util/text.h"
 
 unsigned procview_needs(const struct procview_opts *o)
 {

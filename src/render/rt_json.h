@@ -4,7 +4,7 @@
 #define DIAGTOP_RT_JSON_H
 #include <stddef.h>
 
-#include "../actions/results.h"
+#include "actions/runtimes/results.h"
 #include "heap_view.h"
 
 /* Each returns a malloc'd document (one line), or NULL when out of memory. */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 /* A line of ours around agent-supplied strings: the whole line is made safe for a terminal. */
 __attribute__((format(printf, 2, 3))) static int add_clean(struct text_lines *out, const char *fmt, ...)

@@ -2,7 +2,7 @@
  * from an agent is sanitized for the terminal here. */
 #ifndef DIAGTOP_RT_TEXT_H
 #define DIAGTOP_RT_TEXT_H
-#include "../actions/results.h"
+#include "actions/runtimes/results.h"
 #include "heap_view.h"
 #include "text_lines.h"
 

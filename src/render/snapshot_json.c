@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../util/clock.h"
+#include "util/clock.h"
 #include "json_util.h"
 
 static void add_cpu_usage(cJSON *obj, const struct cpu_usage *u)

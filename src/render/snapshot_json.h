@@ -1,8 +1,8 @@
 /* snapshot_json: one monitor iteration as a JSON document (the schema is in docs/json.md). */
 #ifndef DIAGTOP_SNAPSHOT_JSON_H
 #define DIAGTOP_SNAPSHOT_JSON_H
-#include "../collect/proctable.h"
-#include "../collect/systotals.h"
+#include "collect/proctable.h"
+#include "collect/systotals.h"
 #include "procview.h"
 
 /* Returns a malloc'd, single-line JSON document, or NULL on allocation failure. interval: the seconds CPU% was

@@ -1,7 +1,7 @@
 /* stack_json: a stack capture as JSON (docs/json.md, "diagtop stack --json"). */
 #ifndef DIAGTOP_STACK_JSON_H
 #define DIAGTOP_STACK_JSON_H
-#include "../actions/stack.h"
+#include "actions/stack/stack.h"
 
 /* Returns a malloc'd JSON document, or NULL. */
 char *stack_json(const struct stack_result *r, int source);

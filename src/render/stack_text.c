@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 void stack_text_frame(char *buf, size_t bufsz, const struct stack_frame *f, int source)
 {

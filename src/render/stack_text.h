@@ -2,7 +2,7 @@
  * per thread, or per group of threads with identical stacks: "#n  function+0xoff  file:line  [module]". */
 #ifndef DIAGTOP_STACK_TEXT_H
 #define DIAGTOP_STACK_TEXT_H
-#include "../actions/stack.h"
+#include "actions/stack/stack.h"
 #include "text_lines.h"
 
 struct stack_text_opts {

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "../util/grow.h"
+#include "util/grow.h"
 
 int text_lines_add(struct text_lines *tl, const char *fmt, ...)
 {

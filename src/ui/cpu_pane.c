@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/cpu_profile.h"
-#include "../collect/proctable.h"
-#include "../render/cpu_top.h"
-#include "../render/flame.h"
-#include "../util/job.h"
+#include "actions/profile/cpu_profile.h"
+#include "collect/proctable.h"
+#include "render/cpu_top.h"
+#include "render/flame.h"
+#include "util/job.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"

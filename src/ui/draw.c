@@ -3,7 +3,7 @@
 #include <curses.h>
 #include <string.h>
 
-#include "../util/text.h"
+#include "util/text.h"
 
 int draw_text(const struct screen *s, int y, int x, int maxw, const char *text, int attr)
 {

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/dump.h"
-#include "../actions/dump_path.h"
-#include "../actions/provider.h"
-#include "../render/rt_text.h"
-#include "../collect/proctable.h"
-#include "../util/clock.h"
-#include "../util/job.h"
-#include "../util/text.h"
+#include "actions/dump/dump.h"
+#include "util/dump_path.h"
+#include "actions/runtimes/provider.h"
+#include "render/rt_text.h"
+#include "collect/proctable.h"
+#include "util/clock.h"
+#include "util/job.h"
+#include "util/text.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../render/header_text.h"
-#include "../util/text.h"
+#include "render/header_text.h"
+#include "util/text.h"
 #include "draw.h"
 
 #define BAR_MIN_WIDTH 12

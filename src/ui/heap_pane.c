@@ -6,14 +6,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "../actions/dump_path.h"
-#include "../actions/provider.h"
-#include "../collect/proctable.h"
-#include "../render/heap_view.h"
-#include "../render/rt_text.h"
-#include "../util/clock.h"
-#include "../util/job.h"
-#include "../util/text.h"
+#include "util/dump_path.h"
+#include "actions/runtimes/provider.h"
+#include "collect/proctable.h"
+#include "render/heap_view.h"
+#include "render/rt_text.h"
+#include "util/clock.h"
+#include "util/job.h"
+#include "util/text.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"

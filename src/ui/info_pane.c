@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/provider.h"
-#include "../collect/procinfo.h"
-#include "../collect/proctable.h"
-#include "../render/procinfo_text.h"
-#include "../render/rt_text.h"
-#include "../util/clock.h"
-#include "../util/job.h"
-#include "../util/text.h"
+#include "actions/runtimes/provider.h"
+#include "collect/procinfo.h"
+#include "collect/proctable.h"
+#include "render/procinfo_text.h"
+#include "render/rt_text.h"
+#include "util/clock.h"
+#include "util/job.h"
+#include "util/text.h"
 #include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/process_control.h"
-#include "../actions/provider.h"
-#include "../util/text.h"
+#include "actions/target/process_control.h"
+#include "actions/runtimes/provider.h"
+#include "util/text.h"
 #include "cpu_pane.h"
 #include "dump_pane.h"
 #include "heap_pane.h"

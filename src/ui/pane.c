@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../util/job.h"
-#include "../util/text.h"
+#include "util/job.h"
+#include "util/text.h"
 #include "draw.h"
 #include "keymap.h"
 #include "tui_state.h"

@@ -9,7 +9,7 @@
 #define DIAGTOP_PANE_H
 #include <stddef.h>
 
-#include "../render/text_lines.h"
+#include "render/text_lines.h"
 
 struct tui;
 struct pane;

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../actions/dump_path.h"
-#include "../actions/provider.h"
-#include "../collect/proctable.h"
-#include "../render/rt_text.h"
-#include "../util/clock.h"
-#include "../util/job.h"
+#include "util/dump_path.h"
+#include "actions/runtimes/provider.h"
+#include "collect/proctable.h"
+#include "render/rt_text.h"
+#include "util/clock.h"
+#include "util/job.h"
 #include "pane.h"
 #include "tui_state.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <term.h>
 
-#include "../util/quit_signals.h"
+#include "util/quit_signals.h"
 #include <unistd.h>
 
 static volatile sig_atomic_t quit_requested;

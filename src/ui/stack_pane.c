@@ -5,13 +5,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "../actions/provider.h"
-#include "../actions/stack.h"
-#include "../collect/proctable.h"
-#include "../render/rt_text.h"
-#include "../render/stack_text.h"
-#include "../util/clock.h"
-#include "../util/job.h"
+#include "actions/runtimes/provider.h"
+#include "actions/stack/stack.h"
+#include "collect/proctable.h"
+#include "render/rt_text.h"
+#include "render/stack_text.h"
+#include "util/clock.h"
+#include "util/job.h"
 #include "pane.h"
 #include "tui_state.h"
 

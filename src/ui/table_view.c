@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../render/table_text.h"
+#include "render/table_text.h"
 #include "draw.h"
 
 #define COMMAND_MIN_WIDTH 16

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "../util/clock.h"
+#include "util/clock.h"
 #include "header_view.h"
 #include "keymap.h"
 #include "overlay_view.h"

@@ -3,8 +3,8 @@
 #define DIAGTOP_TUI_H
 #include <stddef.h>
 
-#include "../model/settings.h"
-#include "../render/procview.h"
+#include "model/settings.h"
+#include "render/procview.h"
 
 struct tui_config {
     struct settings *settings;  /* changed by keys */

@@ -1,8 +1,8 @@
 /* tui_state: the state of the interactive monitor shared by its key handlers and views (ui/ only). */
 #ifndef DIAGTOP_TUI_STATE_H
 #define DIAGTOP_TUI_STATE_H
-#include "../model/monitor.h"
-#include "../model/settings.h"
+#include "model/monitor.h"
+#include "model/settings.h"
 #include "pane.h"
 #include "screen.h"
 #include "tui.h"

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/targets/agent/lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
-    echo "skip $TEST_NAME: needs root"
+    skip "needs root"
     exit 0
 fi
 agent_targets || { fail "cannot build the agent's targets"; finish; }

@@ -23,7 +23,7 @@ runs_untraced() {
 }
 
 if [ "$(id -u)" -ne 0 ]; then
-    ok "skipped: raising vm.max_map_count needs root"
+    skip "raising vm.max_map_count needs root"
     finish
 fi
 exec 9>/tmp/diagtop-test-max_map_count.lock

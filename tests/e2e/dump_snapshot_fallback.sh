@@ -41,7 +41,7 @@ if [ "$(id -u)" -eq 0 ]; then
         grep -q 'no snapshot: the process has a seccomp filter' '$TMP/refused.err' && [ ! -e '$TMP/refused.core' ]"
     check "seccomp without CAP_SYS_ADMIN, --snapshot: the process lives on" alive_untraced "$P"
 else
-    ok "skipped: seccomp suspension needs root"
+    skip "seccomp suspension needs root"
 fi
 
 # RLIMIT_NPROC: an ordinary user's process, ulimit -u 1.
@@ -64,6 +64,6 @@ if [ "$(id -u)" -eq 0 ]; then
         [ ! -e '$TMP/nproc2.core' ]"
     check "ulimit -u, --snapshot: the process lives on" alive_untraced "$N"
 else
-    ok "skipped: a process of another user needs root"
+    skip "a process of another user needs root"
 fi
 finish

@@ -96,6 +96,6 @@ if [ "$(id -u)" -eq 0 ]; then
     check "another user's process: status 1, a reason, no connection" bash -c "
         [ $STATUS -eq 1 ] && grep -q 'not available' '$TMP/run.err' && [ \$(grep -c accepted '$TMP/garbage.out') = 4 ]"
 else
-    echo "skip $TEST_NAME: another user's process (needs root)"
+    skip "another user's process (needs root)"
 fi
 finish

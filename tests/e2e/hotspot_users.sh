@@ -5,7 +5,7 @@
 # PID and mount namespaces (its pid there is 1, its /tmp a private tmpfs) is reached through /proc/PID/root.
 . "$(dirname "$0")/../lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
-    echo "skip $TEST_NAME: needs root"
+    skip "needs root"
     exit 0
 fi
 CP=$TARGETS/java

@@ -3,7 +3,7 @@
 # without breaking anything. Needs root to switch users and mount /proc.
 . "$(dirname "$0")/../lib.sh"
 if [ "$(id -u)" -ne 0 ]; then
-    echo "skip $TEST_NAME: needs root"
+    skip "needs root"
     exit 0
 fi
 start_target sleeper "$TARGETS/sleeper"; SLEEPER=$TARGET_PID

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The process-explorer page in headless Chromium (tests/tools/cdp_explorer.py): it loads, sorts, filters, opens a
 # process and triggers a stack; the screenshot is kept in build/test-artifacts/serve_page.png. And the embedded
-# assets are current (src/api/api_page_data.c is what embed.sh makes of src/api/assets).
+# assets in the build are current (build/gen/api_page_data.c is what embed.sh makes of src/api/assets).
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/tools/serve_lib.sh"
 
-check "api_page_data.c is current" bash -c "'$ROOT/src/api/assets/embed.sh' | cmp -s - '$ROOT/src/api/api_page_data.c'"
+check "the built api_page_data.c is current" bash -c "'$ROOT/src/api/assets/embed.sh' | cmp -s - '$ROOT/build/gen/api_page_data.c'"
 start_target threads "$TARGETS/threads" 3; T=$TARGET_PID
 wait_ready threads || fail "target did not start"
 serve_start server --tokens "$TOKENS" || fail "server did not start"

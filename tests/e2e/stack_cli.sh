@@ -99,6 +99,7 @@ check "threads coming and going: 25 captures succeed" test "$bad" -eq 0
 check "threads coming and going: running and untraced afterwards" untraced_and_running "$C"
 
 # A target that exits while being captured: repeated captures of a short-lived process end cleanly.
+exit_bad=0
 for i in $(seq 5); do
     "$TARGETS/threads" 4 >/dev/null & E=$!
     PIDS+=("$E")
@@ -108,7 +109,8 @@ for i in $(seq 5); do
     wait "$E" 2>/dev/null
     if [ $rc -ne 0 ] && ! grep -Eq 'no process|exited|no threads' "$TMP/exit.err"; then
         fail "capture of an exiting process: status $rc, $(cat "$TMP/exit.err")"
+        exit_bad=$((exit_bad + 1))
     fi
 done
-ok "a target that exits during capture gives a clean result or a clear error"
+[ "$exit_bad" -eq 0 ] && ok "a target that exits during capture gives a clean result or a clear error"
 finish

@@ -44,7 +44,7 @@ if [ "$(id -u)" -eq 0 ]; then
         "$DIAGTOP" stack "$T"
     check "after EPERM the target is untouched" test "$(awk '/^TracerPid:/ {print $2}' /proc/$T/status)" = 0
 else
-    echo "skip $TEST_NAME: EPERM check needs root"
+    skip "EPERM check needs root"
 fi
 
 # SIGTERM during the capture (in its CPU sampling): it stops at once, nothing attached.

@@ -12,10 +12,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "actions/agent_client.h"
-#include "actions/agent_pprof.h"
-#include "actions/pprof_read.h"
-#include "actions/symbolize.h"
+#include "actions/runtimes/agent/agent_client.h"
+#include "actions/runtimes/agent/agent_pprof.h"
+#include "actions/runtimes/go/pprof_read.h"
+#include "actions/stack/symbolize.h"
 #include "check.h"
 #include "collect/runtime.h"
 #include "util/clock.h"

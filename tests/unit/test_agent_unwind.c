@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
-#include "../../src/agent/unwind.c"
+#include "agent/unwind.c"
 #include "check.h"
 
 struct agent agent_g;

@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "actions/cpu_report.h"
-#include "actions/pprof_read.h"
+#include "actions/profile/cpu_report.h"
+#include "actions/runtimes/go/pprof_read.h"
 #include "check.h"
 #include "render/cpu_json.h"
 #include "render/cpu_top.h"

@@ -1,8 +1,8 @@
 /* Which mappings a core holds (the kernel's rules under coredump_filter) and the ELF layout of the headers. */
 #include <elf.h>
 
-#include "actions/dump_maps.h"
-#include "actions/elfcore.h"
+#include "actions/dump/dump_maps.h"
+#include "actions/dump/elfcore.h"
 #include "check.h"
 
 static void parse_and_decide_default_filter(void)

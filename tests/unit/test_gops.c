@@ -13,11 +13,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "actions/gops_client.h"
-#include "actions/gops_parse.h"
-#include "actions/pprof_read.h"
-#include "actions/provider.h"
-#include "actions/saved_file.h"
+#include "actions/runtimes/go/gops_client.h"
+#include "actions/runtimes/go/gops_parse.h"
+#include "actions/runtimes/go/pprof_read.h"
+#include "actions/runtimes/provider.h"
+#include "util/saved_file.h"
 #include "check.h"
 #include "collect/runtime.h"
 #include "util/clock.h"

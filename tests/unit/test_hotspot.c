@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "actions/hotspot_attach.h"
-#include "actions/hotspot_parse.h"
-#include "actions/provider.h"
+#include "actions/runtimes/jvm/hotspot_attach.h"
+#include "actions/runtimes/jvm/hotspot_parse.h"
+#include "actions/runtimes/provider.h"
 #include "check.h"
 
 /* A fixture's status line and text, as hotspot_attach hands them over. */

@@ -1,7 +1,7 @@
 /* HotSpot's performance data file: string counters found by name, in either byte order, and hostile bytes (the
  * JVM writes the file) refused without reading outside them. The real file is read by tests/e2e/hotspot_refusals. */
 #include "check.h"
-#include "actions/hsperf.h"
+#include "actions/runtimes/jvm/hsperf.h"
 
 #include <errno.h>
 #include <string.h>

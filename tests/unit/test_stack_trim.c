@@ -1,6 +1,6 @@
 /* Where a Go thread's stack ends: at a stack switch or the thread's first frame, whatever the unwinder read past it. */
 #include "check.h"
-#include "actions/stack.h"
+#include "actions/stack/stack.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,324 @@
+#include "modules.h"
+
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fileio.h"
+#include "debuginfo_cache.h"
+
+/* Address ranges of the compilation units of one module, sorted, for binaries without .debug_aranges. */
+struct cu_range {
+    Dwarf_Addr lo, hi; /* [lo, hi) in the module's DWARF addresses */
+    size_t cu;         /* index into cus */
+};
+
+struct cu_index {
+    int built;
+    Dwarf_Die *cus;
+    size_t ncus;
+    struct cu_range *ranges;
+    size_t nranges;
+};
+
+/* What diagtop keeps of one module (its Dwfl userdata). */
+struct module_data {
+    int pid;
+    unsigned long long map_start, map_end; /* its first mapping: /proc/PID/map_files/START-END is its very file */
+    struct cu_index ix;                    /* built on first use */
+};
+
+struct modules {
+    int pid;
+    Dwfl *dwfl;
+    unsigned long long maps_hash; /* of /proc/PID/maps when the Dwfl was reported */
+    unsigned generation;
+};
+
+/* A module's file as its process maps it, through /proc/PID/map_files (root, or CAP_CHECKPOINT_RESTORE): the path in
+ * /proc/PID/maps names another file when the process runs in a container (its /usr/lib/.../libc.so.6 is not ours:
+ * wrong names, wrong unwind tables) or when the file was replaced or deleted since (a library upgraded under a
+ * running service: libdw would read only its loaded segments from memory, without a symbol table). Otherwise, and
+ * when map_files cannot be opened, the file by its name. The name stays the module's: debuglinks are next to it. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    const struct module_data *md = *userdata;
+    char path[96];
+    if (md && md->map_end && name[0] == '/') {
+        snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", md->pid, md->map_start, md->map_end);
+        int fd = debuginfo_cache_find_elf(mod, userdata, path, base, file_name, elfp);
+        if (fd >= 0 || *elfp) {
+            char *own = strdup(name);
+            if (own) {
+                free(*file_name);
+                *file_name = own;
+            }
+            return fd;
+        }
+    }
+    return debuginfo_cache_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+    .find_elf = find_elf, /* dwfl_linux_proc_find_elf, Go's compressed DWARF decompressed once */
+    .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
+};
+
+static unsigned long long fnv1a(const char *text)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (const char *c = text; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h;
+}
+
+/* FNV-1a of /proc/PID/maps: cheap enough to run before every capture. 0 when unreadable. */
+static unsigned long long maps_hash(int pid)
+{
+    char *maps = fileio_read_proc(AT_FDCWD, pid, "maps", 256 << 20, NULL);
+    unsigned long long h = maps ? fnv1a(maps) : 0;
+    free(maps);
+    return h;
+}
+
+static void module_data_free(struct module_data *md)
+{
+    if (!md) return;
+    free(md->ix.cus);
+    free(md->ix.ranges);
+    free(md);
+}
+
+static int free_module_data(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)mod, (void)name, (void)start, (void)arg;
+    module_data_free(*userdata);
+    *userdata = NULL;
+    return DWARF_CB_OK;
+}
+
+/* The module's data, made on first use. NULL when out of memory. */
+static struct module_data *module_data_of(void **userdata)
+{
+    if (!*userdata) *userdata = calloc(1, sizeof(struct module_data));
+    return *userdata;
+}
+
+/* The file mappings of /proc/PID/maps, [start, end) in its (ascending) order. */
+struct file_maps {
+    int pid;
+    unsigned long long (*ranges)[2];
+    size_t n;
+};
+
+/* Parsed by hand: sscanf would measure the rest of the text at every line (70,000 mappings happen). */
+static void file_maps_parse(struct file_maps *fm, const char *maps)
+{
+    size_t cap = 0;
+    for (const char *line = maps; *line;) {
+        const char *eol = strchr(line, '\n');
+        if (!eol) eol = line + strlen(line);
+        char *p;
+        unsigned long long start = strtoull(line, &p, 16), end = *p == '-' ? strtoull(p + 1, &p, 16) : 0;
+        for (int field = 0; field < 4 && p < eol; field++) { /* perms, offset, device, inode */
+            while (p < eol && *p == ' ') p++;
+            while (p < eol && *p != ' ') p++;
+        }
+        while (p < eol && *p == ' ') p++;
+        if (p < eol && *p == '/' && end > start) {
+            if (fm->n == cap) {
+                size_t c = cap ? cap * 2 : 64;
+                void *r = realloc(fm->ranges, c * sizeof *fm->ranges);
+                if (!r) return;
+                fm->ranges = r;
+                cap = c;
+            }
+            fm->ranges[fm->n][0] = start;
+            fm->ranges[fm->n++][1] = end;
+        }
+        line = *eol ? eol + 1 : eol;
+    }
+}
+
+static int note_first_mapping(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)mod, (void)name;
+    const struct file_maps *fm = arg;
+    size_t lo = 0, hi = fm->n;
+    while (lo < hi) { /* the mapping starting at start: libdwfl reports a module from its first one */
+        size_t mid = (lo + hi) / 2;
+        if (fm->ranges[mid][0] < start) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == fm->n || fm->ranges[lo][0] != start) return DWARF_CB_OK;
+    struct module_data *md = module_data_of(userdata);
+    if (md) *md = (struct module_data){.pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
+    return DWARF_CB_OK;
+}
+
+static void end_dwfl(struct modules *m)
+{
+    if (!m->dwfl) return;
+    dwfl_getmodules(m->dwfl, free_module_data, NULL, 0);
+    dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+}
+
+static int report(struct modules *m, char *err, size_t errlen)
+{
+    end_dwfl(m);
+    m->generation++;
+    char *maps = fileio_read_proc(AT_FDCWD, m->pid, "maps", 256 << 20, NULL);
+    m->maps_hash = maps ? fnv1a(maps) : 0;
+    m->dwfl = dwfl_begin(&proc_callbacks);
+    if (!m->dwfl) {
+        free(maps);
+        snprintf(err, errlen, "libdw: %s", dwfl_errmsg(-1));
+        return -ENOMEM;
+    }
+    dwfl_report_begin(m->dwfl);
+    int rc = dwfl_linux_proc_report(m->dwfl, m->pid);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot read the mappings of %d: %s", m->pid, rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+        free(maps);
+        end_dwfl(m);
+        return rc > 0 ? -rc : -EIO;
+    }
+    struct file_maps fm = {.pid = m->pid};
+    if (maps) file_maps_parse(&fm, maps);
+    dwfl_getmodules(m->dwfl, note_first_mapping, &fm, 0);
+    free(fm.ranges);
+    free(maps);
+    return 0;
+}
+
+struct modules *modules_new(int pid, char *err, size_t errlen)
+{
+    struct modules *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->pid = pid;
+    if (report(m, err, errlen) < 0) {
+        modules_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void modules_free(struct modules *m)
+{
+    if (!m) return;
+    end_dwfl(m);
+    free(m);
+}
+
+int modules_sync(struct modules *m, char *err, size_t errlen)
+{
+    if (m->dwfl && maps_hash(m->pid) == m->maps_hash) return 0;
+    return report(m, err, errlen);
+}
+
+int modules_pid(const struct modules *m) { return m->pid; }
+Dwfl *modules_dwfl(struct modules *m) { return m->dwfl; }
+unsigned modules_generation(const struct modules *m) { return m->generation; }
+
+/* One module's unwind tables, loaded now. A .debug_frame without a search table is parsed lazily, entry by
+ * entry, until the one covering a PC is found: looking up an address no entry covers parses them all. */
+static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)userdata, (void)name, (void)start, (void)arg;
+    Dwarf_Addr bias;
+    if (!dwfl_module_getelf(mod, &bias)) return DWARF_CB_OK;
+    if (dwfl_module_eh_cfi(mod, &bias)) return DWARF_CB_OK;
+    Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(mod, &bias);
+    Dwarf_Frame *frame = NULL;
+    if (cfi && dwarf_cfi_addrframe(cfi, ~(Dwarf_Addr)0 >> 1, &frame) == 0) free(frame);
+    return DWARF_CB_OK;
+}
+
+void modules_prepare_unwind(struct modules *m)
+{
+    if (m->dwfl) dwfl_getmodules(m->dwfl, prepare_module, NULL, 0);
+}
+
+/* ---- compilation units by address, without .debug_aranges ---- */
+
+static int compare_ranges(const void *a, const void *b)
+{
+    const struct cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int index_add(struct cu_index *ix, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, size_t cu)
+{
+    if (ix->nranges == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        struct cu_range *r = realloc(ix->ranges, c * sizeof *r);
+        if (!r) return -1;
+        ix->ranges = r;
+        *cap = c;
+    }
+    ix->ranges[ix->nranges++] = (struct cu_range){lo, hi, cu};
+    return 0;
+}
+
+static void index_build(struct cu_index *ix, Dwarf *dw)
+{
+    ix->built = 1;
+    size_t cap_cus = 0, cap_ranges = 0;
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die die;
+        Dwarf_Off die_off = off + header;
+        off = next;
+        if (!dwarf_offdie(dw, die_off, &die)) continue;
+        if (ix->ncus == cap_cus) {
+            size_t c = cap_cus ? cap_cus * 2 : 64;
+            Dwarf_Die *d = realloc(ix->cus, c * sizeof *d);
+            if (!d) return;
+            ix->cus = d;
+            cap_cus = c;
+        }
+        size_t cu = ix->ncus++;
+        ix->cus[cu] = die;
+        Dwarf_Addr base, lo, hi;
+        ptrdiff_t r = 0;
+        while ((r = dwarf_ranges(&ix->cus[cu], r, &base, &lo, &hi)) > 0)
+            if (hi > lo && index_add(ix, &cap_ranges, lo, hi, cu) < 0) return;
+    }
+    qsort(ix->ranges, ix->nranges, sizeof *ix->ranges, compare_ranges);
+}
+
+Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+    (void)m;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu) return cu;
+    void **userdata;
+    dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+    Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+    if (!dw || !userdata) return NULL;
+    struct module_data *md = module_data_of(userdata);
+    if (!md) return NULL;
+    struct cu_index *ix = &md->ix;
+    if (!ix->built) index_build(ix, dw);
+    Dwarf_Addr a = addr - *bias;
+    /* The last range starting at or below a, then earlier ones while they could still cover it (nested or
+     * overlapping ranges are rare but legal). */
+    size_t lo = 0, hi = ix->nranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ix->ranges[mid].lo <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i-- > 0 && lo - i <= 64;)
+        if (a < ix->ranges[i].hi) return &ix->cus[ix->ranges[i].cu];
+    return NULL;
+}

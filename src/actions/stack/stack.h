@@ -1,0 +1,64 @@
+/* stack: every thread's stack of one process. The threads are stopped together only while their registers are
+ * read and their stacks unwound to bare PCs (elfutils' unwinder; tables loaded before the stop); naming frames
+ * (libdw) happens after the process runs again. Per-thread CPU% is measured over an interval that spans the
+ * preparation, the capture and the naming, so it costs no extra wall time. */
+#ifndef DIAGTOP_STACK_H
+#define DIAGTOP_STACK_H
+#include <signal.h>
+#include <stddef.h>
+
+#include "frame.h"
+
+#define STACK_MAX_FRAMES 256
+
+struct stack_thread {
+    int tid;
+    char name[64];     /* raw bytes of /proc/PID/task/TID/comm */
+    char state;        /* before the stop */
+    double cpu_percent; /* over the sample around the capture (the stop itself excluded); -1 when not sampled */
+    struct unwind_frame pcs[STACK_MAX_FRAMES];
+    int npcs;
+    struct stack_frame *frames; /* symbolized (inlined calls expanded) */
+    int nframes;
+    char error[128]; /* why unwinding stopped early, "" when it reached the outermost frame */
+};
+
+struct stack_result {
+    int pid;
+    char comm[64];
+    struct stack_thread *threads;
+    int nthreads;
+    double stopped_ms;  /* how long the threads were stopped */
+    double total_ms;    /* the whole capture */
+    int target_was_stopped; /* it was stopped (SIGSTOP) before and stays stopped */
+    int not_stopped;        /* --no-stop: read from the running process, nothing was stopped */
+};
+
+struct stack_cache; /* per-process state kept across snapshots (unwind caches, symbol tables) */
+
+struct stack_options {
+    int tid;            /* 0: all threads; else only this one */
+    int source;         /* file:line and inlined frames */
+    double cpu_sample;  /* seconds of CPU sampling, starting before the stop (the capture overlaps it); 0: none */
+    double timeout;     /* seconds allowed for every thread to stop */
+    int no_stop;        /* stop nothing: threads blocked in a system call are unwound from a copy of their stack
+                         * (/proc/PID/task/TID/syscall gives sp and pc); running ones are listed as running */
+    const volatile sig_atomic_t *cancel;
+    struct stack_cache *cache; /* NULL: one-shot */
+};
+
+void stack_options_default(struct stack_options *o);
+int stack_capture(int pid, const struct stack_options *o, struct stack_result *out, char *err, size_t errlen);
+void stack_result_free(struct stack_result *r);
+
+/* Whether a (non-inlined) frame of this function is the last of a Go stack: a switch between a goroutine's stack and
+ * its thread's (runtime.goexit, mcall, systemstack, morestack) or a thread's first frame (runtime.clone, rt0_go). */
+int stack_go_end(const char *function);
+
+/* Ends a symbolized Go thread at the first frame past which its stack is not its own (a stack switch, the thread's
+ * first frame), dropping the frames beyond and the error they ended in. Other stacks are left as they are. */
+void stack_trim_go(struct stack_thread *t);
+
+struct stack_cache *stack_cache_new(void);
+void stack_cache_free(struct stack_cache *c);
+#endif

@@ -1,0 +1,21 @@
+/* symbolize: program counters -> function+offset, file:line and the chain of inlined calls, with libdw over the
+ * process's modules, for a running (not stopped) process. Results are cached per PC (a busy server has hundreds
+ * of threads parked on the same few PCs) until the modules are rebuilt. */
+#ifndef DIAGTOP_SYMBOLIZE_H
+#define DIAGTOP_SYMBOLIZE_H
+#include <stddef.h>
+
+#include "frame.h"
+
+struct symbolizer;
+
+struct modules;
+
+/* A symbolizer over m (which must outlive it). NULL when out of memory. */
+struct symbolizer *symbolizer_new(struct modules *m);
+/* Expands one unwound PC into frames (innermost inlined call first). return_address: the PC is a return address
+ * (every frame but the innermost), so lookups use pc - 1. Writes at most max frames, returns how many. */
+int symbolizer_lookup(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
+                      struct stack_frame *out, int max);
+void symbolizer_free(struct symbolizer *sy);
+#endif
