@@ -163,7 +163,8 @@ static const char *environ_get(const char *env, size_t len, const char *name)
     return NULL;
 }
 
-/* The gops config directory as the target resolves it (notes/gops.md: Discovery). 0, or -errno with a reason. */
+/* The gops config directory as the target resolves it (docs/protocols/gops.md: the port file). 0, or -errno with a
+ * reason. */
 static int gops_dir(int procfd, int pid, uid_t uid, char *dir, size_t dirsz, char *why, size_t whylen)
 {
     ssize_t n;

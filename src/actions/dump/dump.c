@@ -240,7 +240,7 @@ static int page_is_zero(const unsigned char *p)
  * rest of that segment page by page through /proc/PID/mem (PROT_NONE pages, for one, read only that way), then
  * process_vm_readv again from the next segment. Unreadable pages stay zero. */
 /* A copy is read through /proc/COPY/mem: process_vm_readv would pin, so unshare and copy, every page it still
- * shares copy-on-write with the process (notes/snapshot.md: 1 GiB more memory and 20 times slower). */
+ * shares copy-on-write with the process (docs/protocols/snapshot.md: 1 GiB more memory and 20 times slower). */
 static void read_slot_mem(struct copier *c, struct slot *sl)
 {
     unsigned char *p = sl->buf;

@@ -1,4 +1,4 @@
-/* elfcore: the non-memory parts of an ELF core file as the kernel writes them (notes/elfcore.md): the ELF and
+/* elfcore: the non-memory parts of an ELF core file as the kernel writes them (docs/protocols/elfcore.md): the ELF and
  * program headers, and the notes (per thread NT_PRSTATUS, NT_FPREGSET, NT_X86_XSTATE; once NT_PRPSINFO,
  * NT_SIGINFO, NT_AUXV, NT_FILE). Pure byte building; the caller writes them. */
 #ifndef DIAGTOP_ELFCORE_H

@@ -27,7 +27,7 @@ static long status_field(const char *status, const char *name)
     return p ? strtol(p + strlen(name), NULL, 10) : -1;
 }
 
-/* The reason ptrace was refused, naming what is missing (DESIGN.md: never gain privileges, say which). */
+/* The reason ptrace was refused, naming what is missing (never gain privileges; say which is missing). */
 void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
 {
     char scope_text[16] = "";

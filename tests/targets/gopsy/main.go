@@ -1,4 +1,4 @@
-// gopsy: a Go test target that serves the gops agent protocol of ../shared/notes/gops.md with the standard library
+// gopsy: a Go test target that serves the gops agent protocol of docs/protocols/gops.md with the standard library
 // only (the real gops module cannot be fetched here): it listens on 127.0.0.1 (an ephemeral port; -listen chooses, as
 // the agent's Options.Addr does), writes the
 // port file <config dir>/<pid> resolved as the agent does, prints "ready port=N" and answers one command per

@@ -1,8 +1,9 @@
-/* gops_client: one exchange with a gops agent (notes/gops.md: Transport): connect to its address (the one its socket
- * is bound to, 127.0.0.1 by default) within a timeout, send the command bytes, read until the agent closes. The agent
- * is an untrusted peer that may never answer, never close, or send without end: the reply must complete by a deadline
- * (the command's known duration, e.g. 30 s for a CPU profile, plus the timeout), is capped in size, and the exchange
- * gives up within a tenth of a second of *cancel being set. It never retries and never sends more than the command. */
+/* gops_client: one exchange with a gops agent (docs/protocols/gops.md: Transport): connect to its address (the one
+ * its socket is bound to, 127.0.0.1 by default) within a timeout, send the command bytes, read until the agent
+ * closes. The agent is an untrusted peer that may never answer, never close, or send without end: the reply must
+ * complete by a deadline (the command's known duration, e.g. 30 s for a CPU profile, plus the timeout), is capped in
+ * size, and the exchange gives up within a tenth of a second of *cancel being set. It never retries and never sends
+ * more than the command. */
 #ifndef DIAGTOP_GOPS_CLIENT_H
 #define DIAGTOP_GOPS_CLIENT_H
 #include <signal.h>

@@ -1,4 +1,4 @@
-/* gops_parse: the gops agent's text replies into result structs (notes/gops.md: Commands), and the one request
+/* gops_parse: the gops agent's text replies into result structs (docs/protocols/gops.md: Commands), and the one request
  * with an argument. Replies are untrusted: each parser takes a length (the bytes need no terminator), keeps every
  * string it copies to a bounded length, parses numbers strictly and skips lines it does not understand; text is
  * kept as it came (sanitized where it is shown). */

@@ -1,6 +1,6 @@
-/* The gops provider: Go programs that run the gops agent (notes/gops.md). The agent is found through the target's
- * own environment and its port trusted only while that very process LISTENs on it (runtime_gops_port), checked
- * again before every exchange; each exchange is one command on one connection (gops_client) under
+/* The gops provider: Go programs that run the gops agent (docs/protocols/gops.md). The agent is found through the
+ * target's own environment and its port trusted only while that very process LISTENs on it (runtime_gops_port),
+ * checked again before every exchange; each exchange is one command on one connection (gops_client) under
  * provider_lock, and its reply is parsed as untrusted text (gops_parse) or pprof (pprof_read). The agent's CPU
  * profile always takes 30 s (rq->seconds cannot change it); Go has no heap dump. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* hotspot_attach: one request to a JVM through HotSpot's dynamic attach mechanism (the protocol jcmd and jstack
- * speak; facts in notes/hotspot.md), made from a forked, single-threaded helper: the helper takes the JVM's
+ * speak; facts in docs/protocols/hotspot.md), made from a forked, single-threaded helper: the helper takes the JVM's
  * effective gid and uid when diagtop runs as root (seteuid changes every thread of a process, and the JVM accepts
  * only root or its own uid and gid), starts the attach listener if needed (a trigger file .attach_pidN owned by
  * the JVM's uid in its working directory or /tmp, then SIGQUIT, sent through a pidfd), connects to
