@@ -146,7 +146,65 @@ static void print_summary(const struct dump_result *r)
     }
 }
 
-int cmd_dump(int argc, char **argv)
+/* What the command line asks for. */
+struct dump_args {
+    struct dump_options o;
+    const char *output, *dir_opt;
+    int json, heap, pid;
+    double timeout; /* --heap's; 0: the config file's agent timeout */
+};
+
+/* One option into a: -1 to go on, else the exit status (0 for --help, 2 for a bad value). */
+static int parse_option(int c, char **argv, struct dump_args *a)
+{
+    unsigned long long tid;
+    switch (c) {
+    case 't':
+        if (text_parse_u64(optarg, &tid) < 0 || tid == 0 || tid > 0x3FFFFFFF) {
+            fprintf(stderr, "diagtop dump: -t: '%s' is not a thread id\n", optarg);
+            return 2;
+        }
+        a->o.first_tid = (int)tid;
+        break;
+    case 'o': a->output = optarg; break;
+    case 'D': a->dir_opt = optarg; break;
+    case 'F': a->o.full = 1; break;
+    case 'H': a->heap = 1; break;
+    case 'S':
+    case 'P':
+        if (a->o.mode != DUMP_MODE_AUTO && a->o.mode != (c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP)) {
+            fprintf(stderr, "diagtop dump: --snapshot and --stop exclude each other\n");
+            return 2;
+        }
+        a->o.mode = c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP;
+        break;
+    case 'T':
+        if (text_parse_seconds(optarg, &a->timeout) < 0 || a->timeout <= 0 || a->timeout > 3600) {
+            fprintf(stderr, "diagtop dump: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
+            return 2;
+        }
+        break;
+    case 'j': a->json = 1; break;
+    case 'f': {
+        char *end;
+        unsigned long v = strtoul(optarg, &end, 16);
+        if (!*optarg || *end || v > 0x1FF) {
+            fprintf(stderr, "diagtop dump: --filter: '%s' is not a coredump_filter mask (hex, up to 1ff)\n", optarg);
+            return 2;
+        }
+        a->o.filter = (unsigned)v;
+        a->o.filter_set = 1;
+        break;
+    }
+    case 'h': fputs(dump_usage, stdout); return 0;
+    case ':': fprintf(stderr, "diagtop dump: %s needs a value\n", argv[optind - 1]); return 2;
+    default: fprintf(stderr, "diagtop dump: unknown option %s\n%s", argv[optind - 1], dump_usage); return 2;
+    }
+    return -1;
+}
+
+/* The options and the one PID: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct dump_args *a)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"dump-dir", required_argument, 0, 'D'},
@@ -160,113 +218,92 @@ int cmd_dump(int argc, char **argv)
                                              {"stop", no_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    struct dump_options o;
-    dump_options_default(&o);
-    const char *output = NULL, *dir_opt = NULL;
-    int json = 0, heap = 0, c;
-    double timeout = 0;
+    memset(a, 0, sizeof *a);
+    dump_options_default(&a->o);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1) {
-        unsigned long long tid;
-        switch (c) {
-        case 't':
-            if (text_parse_u64(optarg, &tid) < 0 || tid == 0 || tid > 0x3FFFFFFF) {
-                fprintf(stderr, "diagtop dump: -t: '%s' is not a thread id\n", optarg);
-                return 2;
-            }
-            o.first_tid = (int)tid;
-            break;
-        case 'o': output = optarg; break;
-        case 'D': dir_opt = optarg; break;
-        case 'F': o.full = 1; break;
-        case 'H': heap = 1; break;
-        case 'S':
-        case 'P':
-            if (o.mode != DUMP_MODE_AUTO && o.mode != (c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP)) {
-                fprintf(stderr, "diagtop dump: --snapshot and --stop exclude each other\n");
-                return 2;
-            }
-            o.mode = c == 'S' ? DUMP_MODE_SNAPSHOT : DUMP_MODE_STOP;
-            break;
-        case 'T':
-            if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
-                fprintf(stderr, "diagtop dump: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
-                return 2;
-            }
-            break;
-        case 'j': json = 1; break;
-        case 'f': {
-            char *end;
-            unsigned long v = strtoul(optarg, &end, 16);
-            if (!*optarg || *end || v > 0x1FF) {
-                fprintf(stderr, "diagtop dump: --filter: '%s' is not a coredump_filter mask (hex, up to 1ff)\n", optarg);
-                return 2;
-            }
-            o.filter = (unsigned)v;
-            o.filter_set = 1;
-            break;
-        }
-        case 'h': fputs(dump_usage, stdout); return 0;
-        case ':': fprintf(stderr, "diagtop dump: %s needs a value\n", argv[optind - 1]); return 2;
-        default: fprintf(stderr, "diagtop dump: unknown option %s\n%s", argv[optind - 1], dump_usage); return 2;
-        }
-    }
+    int c, status;
+    while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1)
+        if ((status = parse_option(c, argv, a)) >= 0) return status;
     unsigned long long v;
     if (optind != argc - 1 || text_parse_u64(argv[optind], &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
         fprintf(stderr, "diagtop dump: %s\n%s", optind < argc ? "not a process id" : "which process?", dump_usage);
         return 2;
     }
-    int pid = (int)v;
-    char path[4096], dir[4096], err[512];
-    if (heap) return heap_dump(pid, output, dir_opt, json, timeout);
-    if (output) {
-        snprintf(path, sizeof path, "%s", output);
-    } else {
-        struct settings s;
-        char config[4096], ignored[256];
-        settings_defaults(&s);
-        if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
-        if (dump_directory(dir_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
-            fprintf(stderr, "diagtop dump: %s\n", err);
-            return 1;
-        }
-        dump_default_name(pid, dir, path, sizeof path);
+    a->pid = (int)v;
+    return -1;
+}
+
+/* The core file: -o as given, else a new name in the dump directory (which the config file may set). */
+static int choose_path(const struct dump_args *a, char *path, size_t pathsz)
+{
+    if (a->output) {
+        snprintf(path, pathsz, "%s", a->output);
+        return 0;
     }
+    struct settings s;
+    char config[4096], ignored[256], dir[4096], err[512];
+    settings_defaults(&s);
+    if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+    if (dump_directory(a->dir_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop dump: %s\n", err);
+        return -1;
+    }
+    dump_default_name(a->pid, dir, path, pathsz);
+    return 0;
+}
+
+/* The dump itself: a quit signal cancels it (the target is let go), a terminal sees its progress. */
+static int run_dump(struct dump_args *a, const char *path, struct dump_result *r, char *err, size_t errlen)
+{
     quit_signals_install(on_signal);
-    o.cancel = &dump_cancel;
-    o.path = path;
+    a->o.cancel = &dump_cancel;
+    a->o.path = path;
     struct progress_state ps = {clock_monotonic_seconds(), 0};
-    if (!json && isatty(STDERR_FILENO)) {
-        o.progress = show_progress;
-        o.progress_arg = &ps;
+    if (!a->json && isatty(STDERR_FILENO)) {
+        a->o.progress = show_progress;
+        a->o.progress_arg = &ps;
     }
-    struct dump_result r;
-    int rc = dump_write(pid, &o, &r, err, sizeof err);
-    if (o.progress) fputc('\n', stderr);
+    int rc = dump_write(a->pid, &a->o, r, err, errlen);
+    if (a->o.progress) fputc('\n', stderr);
+    return rc;
+}
+
+/* --json's one line: the summary (r), or the error. */
+static void print_json(int pid, const struct dump_result *r, const char *err)
+{
+    cJSON *d = cJSON_CreateObject();
+    json_add_i64(d, "pid", pid);
+    if (r) dump_json_add(d, r);
+    else json_add_string_or_null(d, "error", err);
+    char *t = cJSON_PrintUnformatted(d);
+    if (t) puts(t);
+    free(t);
+    cJSON_Delete(d);
+}
+
+/* The outcome: an error on stderr (and as JSON with --json), else the summary; returns the exit status. */
+static int report(const struct dump_args *a, int rc, const struct dump_result *r, const char *err)
+{
     if (rc < 0) {
         fprintf(stderr, "diagtop dump: %s\n", err);
-        if (json) {
-            cJSON *d = cJSON_CreateObject();
-            json_add_i64(d, "pid", pid);
-            json_add_string_or_null(d, "error", err);
-            char *t = cJSON_PrintUnformatted(d);
-            if (t) puts(t);
-            free(t);
-            cJSON_Delete(d);
-        }
+        if (a->json) print_json(a->pid, NULL, err);
         return 1;
     }
-    if (json) {
-        cJSON *d = cJSON_CreateObject();
-        json_add_i64(d, "pid", pid);
-        dump_json_add(d, &r);
-        char *t = cJSON_PrintUnformatted(d);
-        if (t) puts(t);
-        free(t);
-        cJSON_Delete(d);
-    } else {
-        print_summary(&r);
-    }
+    if (a->json) print_json(a->pid, r, NULL);
+    else print_summary(r);
     return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    struct dump_args a;
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0) return status;
+    if (a.heap) return heap_dump(a.pid, a.output, a.dir_opt, a.json, a.timeout);
+    char path[4096], err[512];
+    if (choose_path(&a, path, sizeof path) < 0) return 1;
+    struct dump_result r;
+    int rc = run_dump(&a, path, &r, err, sizeof err);
+    return report(&a, rc, &r, err);
 }

@@ -222,6 +222,7 @@ struct copier {
     int error; /* errno of a failed write (set by the writer) */
     pthread_mutex_t lock;
     pthread_cond_t changed;
+    int sync_ready; /* lock and changed initialised (and so to be destroyed) */
     struct slot slots[SLOTS];
     int head, count, finished, writer_running;
     struct slot *filling; /* the free slot the capture thread is filling, not yet queued */
@@ -677,239 +678,364 @@ static int open_copy(int copy, int *mem_fd, int *pagemap_fd, char *err, size_t e
     return -errno;
 }
 
+/* ---- the steps of one dump ---- */
+
+/* One dump_write: what its steps share, and what job_free must undo whichever step failed. */
+struct dump_job {
+    int pid;
+    const struct dump_options *o;
+    struct dump_result *r;
+    double t0;
+    struct core_process proc;
+    struct dump_maps dm;
+    unsigned char *ff; /* per mapping: FORK_* flags */
+    struct core_thread *threads;
+    int nthreads, main_at; /* main_at: the main thread's index in threads, or -1 */
+    struct bytes notes, head, tail;
+    struct copier c;
+    struct ptrace_session s;
+    int stopped, guarded, snap;
+    struct snapshot_plan plan;
+    struct snapshot sn;
+    struct snapshot_guard guard;
+    struct unfaithful_set uf;
+    unsigned long long *offs; /* per mapping: its file offset; then the end of the data */
+    int orig_mem, orig_pagemap, copy_mem, copy_pagemap; /* the copier reads through one pair */
+    char tmp[4200]; /* the temporary name while the file is ours to unlink; "" once placed or never made */
+    char why[512];  /* why not a snapshot */
+};
+
+/* Everything empty and every fd -1, so that job_free can undo any part of the work. */
+static void job_init(struct dump_job *j, int pid, const struct dump_options *o, struct dump_result *r, double t0)
+{
+    memset(j, 0, sizeof *j);
+    j->pid = pid;
+    j->o = o;
+    j->r = r;
+    j->t0 = t0;
+    j->c = (struct copier){
+        .pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .vm_readv = 1, .falloc = 1, .o = o};
+    j->orig_mem = j->orig_pagemap = j->copy_mem = j->copy_pagemap = -1;
+}
+
+/* The mode, before the stop: a snapshot where it is safe, with the buffers for what a fork does not copy. */
+static int job_choose_mode(struct dump_job *j, char *err, size_t errlen)
+{
+    struct dump_result *r = j->r;
+    if (j->o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
+    else if (snapshot_prepare(j->pid, &j->plan, j->why, sizeof j->why) == 0) j->snap = 1;
+    else if (j->o->mode == DUMP_MODE_SNAPSHOT) {
+        snprintf(err, errlen, "no snapshot: %s", j->why);
+        return -EINVAL;
+    } else snprintf(r->mode_reason, sizeof r->mode_reason, "%s", j->why);
+    if (j->snap && unfaithful_find(&j->dm, j->ff, &j->uf) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* The copier's buffers, sources and lock, before the stop: nothing is allocated while the process waits. */
+static int job_setup_copier(struct dump_job *j, char *err, size_t errlen)
+{
+    struct copier *c = &j->c;
+    int slots_ok = 1;
+    /* Page-aligned: copies into a buffer 16 bytes off a page boundary (malloc's) run at a third of the speed. */
+    for (int i = 0; i < SLOTS; i++) {
+        slots_ok &= (c->slots[i].buf = aligned_alloc(PAGE, CHUNK_PAGES * PAGE)) != NULL;
+        slots_ok &= (c->slots[i].segs = malloc(CHUNK_PAGES * sizeof *c->slots[i].segs)) != NULL;
+    }
+    c->pm = malloc(PM_PAGES * 8);
+    c->iov = malloc(CHUNK_PAGES * sizeof *c->iov);
+    j->offs = malloc((size_t)(j->dm.n + 1) * sizeof *j->offs);
+    c->pagemap_fd = j->orig_pagemap = open_proc(j->pid, "pagemap");
+    c->zero_pfn = zero_pfn();
+    c->mem_fd = j->orig_mem = open_proc(j->pid, "mem");
+    if (pthread_mutex_init(&c->lock, NULL) == 0) { /* destroyed only if made: sync_ready */
+        if (pthread_cond_init(&c->changed, NULL) == 0) c->sync_ready = 1;
+        else pthread_mutex_destroy(&c->lock);
+    }
+    if (!slots_ok || !c->pm || !c->iov || !j->offs || !c->sync_ready) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Before the stop: all that can be read, decided and allocated while the process runs, and the file created. */
+static int job_prepare(struct dump_job *j, char *err, size_t errlen)
+{
+    int rc;
+    if ((rc = load_process(j->pid, &j->proc, err, errlen)) < 0 ||
+        (rc = load_maps(j->pid, j->o, &j->dm, &j->ff, &j->r->filter, err, errlen)) < 0)
+        return rc;
+    j->c.total = dump_maps_bytes(&j->dm);
+    j->r->estimated_bytes = j->c.total;
+    if ((rc = job_choose_mode(j, err, errlen)) < 0 || (rc = job_setup_copier(j, err, errlen)) < 0) return rc;
+    int fd = create_temp(j->o->path, j->tmp, sizeof j->tmp, err, errlen);
+    if (fd < 0) {
+        j->tmp[0] = '\0'; /* not created: not ours to unlink */
+        return fd;
+    }
+    j->c.out_fd = fd;
+    return 0;
+}
+
+/* Stopped: every thread's registers, the first thread (gdb's current one) first, and where the main thread is. */
+static int job_read_registers(struct dump_job *j, char *err, size_t errlen)
+{
+    j->threads = calloc((size_t)j->s.n, sizeof *j->threads);
+    if (!j->threads) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    int first = j->o->first_tid ? j->o->first_tid : j->pid;
+    j->main_at = -1;
+    for (int pass = 0; pass < 2; pass++) /* the first thread first, then the others */
+        for (int i = 0; i < j->s.n; i++) {
+            struct ptrace_thread *pt = &j->s.threads[i];
+            if (pt->gone || !pt->stopped || (pass == 0) != (pt->tid == first)) continue;
+            struct core_thread *t = &j->threads[j->nthreads];
+            t->tid = pt->tid;
+            t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
+            if (arch_core_regs_read(pt->tid, &t->regs) == 0) {
+                if (pt->tid == j->pid) j->main_at = j->nthreads;
+                j->nthreads++;
+            }
+        }
+    return 0;
+}
+
+/* The stop: every thread, under the snapshot's guard (diagtop's signals blocked) when a copy is to be made. */
+static int job_stop(struct dump_job *j, char *err, size_t errlen)
+{
+    if (j->snap) {
+        snapshot_guard_begin(&j->guard);
+        j->guarded = 1;
+    }
+    int rc = ptrace_session_stop(&j->s, j->pid, j->o->timeout, j->o->cancel, err, errlen);
+    if (rc < 0) return rc;
+    j->stopped = 1;
+    if (j->c.mem_fd < 0) j->c.mem_fd = j->orig_mem = open_proc(j->pid, "mem"); /* may need the attachment */
+    return job_read_registers(j, err, errlen);
+}
+
+/* Still stopped: the copy is made and the process runs again at once; without a copy it stays stopped until its
+ * memory is copied. */
+static int job_snapshot_or_stay(struct dump_job *j, char *err, size_t errlen)
+{
+    struct dump_result *r = j->r;
+    if (j->snap && j->main_at < 0) {
+        j->snap = 0;
+        snprintf(j->why, sizeof j->why, "the main thread is gone");
+    } else if (j->snap) {
+        unfaithful_hold(j->pid, j->orig_mem, &j->uf, &j->dm);
+        if (snapshot_take(&j->sn, &j->plan, &j->s, &j->threads[j->main_at].regs, j->why, sizeof j->why) < 0)
+            j->snap = 0;
+    }
+    if (!j->snap && j->o->mode == DUMP_MODE_SNAPSHOT) {
+        snprintf(err, errlen, "no snapshot: %s", j->why);
+        return -EAGAIN;
+    }
+    if (!j->snap) {
+        r->mode = DUMP_MODE_STOP;
+        if (!r->mode_reason[0]) snprintf(r->mode_reason, sizeof r->mode_reason, "%s", j->why);
+        unfaithful_free(&j->uf); /* stopped throughout: everything is as it was */
+        return 0;
+    }
+    ptrace_session_detach(&j->s, 0.5); /* the copy exists: the process runs again */
+    add_pause(r, ptrace_session_stopped_ms(&j->s));
+    snapshot_guard_end(&j->guard);
+    j->guarded = 0;
+    int rc;
+    if ((rc = snapshot_hold(&j->sn, 2.0, err, errlen)) < 0 ||
+        (rc = open_copy(j->sn.copy, &j->copy_mem, &j->copy_pagemap, err, errlen)) < 0)
+        return rc;
+    copier_source(&j->c, j->sn.copy, j->copy_mem, j->copy_pagemap, 0);
+    r->mode = DUMP_MODE_SNAPSHOT;
+    return 0;
+}
+
+/* Where everything goes in the file: the notes (they need the registers) first, then each mapping's bytes. */
+static int job_layout(struct dump_job *j, char *err, size_t errlen)
+{
+    if (elfcore_notes(&j->notes, &j->proc, j->threads, j->nthreads, &j->dm) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    j->offs[0] = elfcore_data_offset(&j->dm, j->notes.n);
+    for (int i = 1; i <= j->dm.n; i++) j->offs[i] = j->offs[i - 1] + elfcore_filesz(&j->dm.maps[i - 1]);
+    return 0;
+}
+
+/* The writer thread, with every signal blocked: they are the capture's to see. */
+static int copier_start(struct copier *c, char *err, size_t errlen)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    c->writer_running = pthread_create(&c->writer, NULL, writer_main, c) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (c->writer_running) return 0;
+    snprintf(err, errlen, "cannot start a writer thread");
+    return -EAGAIN;
+}
+
+/* The copy's memory (or the stopped process's); then, for a snapshot, what the copy does not hold as it was,
+ * from the process. */
+static int job_copy_mappings(struct dump_job *j)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < j->dm.n; i++) {
+        const struct dump_map *m = &j->dm.maps[i];
+        if (elfcore_filesz(m) == 0) {
+            j->r->mappings_skipped++;
+            continue;
+        }
+        j->r->mappings_written++;
+        if (j->uf.n && j->uf.of_map[i] >= 0) j->c.done += elfcore_filesz(m); /* below */
+        else rc = copy_mapping(&j->c, m, j->offs[i]);
+    }
+    if (rc == 0 && j->uf.n) copier_source(&j->c, j->pid, j->orig_mem, j->orig_pagemap, 1);
+    for (int k = 0; rc == 0 && k < j->uf.n; k++)
+        if (!j->uf.u[k].held) rc = copy_mapping(&j->c, &j->dm.maps[j->uf.u[k].map], j->offs[j->uf.u[k].map]);
+    return rc;
+}
+
+/* The memory into the file; on every path the copy is killed and a stopped process detached before returning. */
+static int job_copy(struct dump_job *j, char *err, size_t errlen)
+{
+    struct copier *c = &j->c;
+    int rc = job_layout(j, err, errlen);
+    if (rc < 0) return rc;
+    if ((rc = copier_start(c, err, errlen)) == 0) rc = job_copy_mappings(j);
+    /* The last chunk is read; the copy, checked to be still there (else the bytes read from it are not its), can go
+     * while the last writes finish before the process goes (the buffers are few). */
+    if (rc == 0 && c->writer_running) send_slot(c);
+    if (rc == 0 && j->snap && !snapshot_alive(&j->sn)) {
+        rc = -ESRCH;
+        snprintf(err, errlen, "the copy %d was killed while it was read (by the OOM killer?)", j->sn.copy);
+    }
+    if (j->snap) snapshot_kill(&j->sn);
+    int wrc = finish_writes(c, rc == 0);
+    if (rc == 0) rc = wrc;
+    if (rc == 0 && j->uf.n) rc = unfaithful_write(c, &j->uf, j->offs);
+    if (!j->snap) {
+        ptrace_session_detach(&j->s, 0.5);
+        add_pause(j->r, ptrace_session_stopped_ms(&j->s));
+    }
+    if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
+    else if (rc < 0 && c->error) snprintf(err, errlen, "cannot write %s: %s", j->tmp, strerror(c->error));
+    return rc;
+}
+
+/* The copy is read: it is reaped (the main thread's short stop, if needed, is a pause too), and what it did not
+ * hold as it was is reported. */
+static void job_release_snapshot(struct dump_job *j)
+{
+    if (!j->snap) return;
+    snapshot_release(&j->sn, &j->plan, 2.0, j->o->cancel);
+    if (j->sn.reap_ms > 0) add_pause(j->r, j->sn.reap_ms);
+    snprintf(j->r->zombie, sizeof j->r->zombie, "%s", j->sn.reap_err);
+    unfaithful_report(&j->uf, &j->dm, j->r);
+}
+
+/* Running again: headers and notes, the section header of a huge count, the final size, then the name. */
+static int job_finish_file(struct dump_job *j, char *err, size_t errlen)
+{
+    unsigned long long end = 0;
+    int rc, fd = j->c.out_fd;
+    if (elfcore_headers(&j->head, &j->dm, j->notes.n) < 0 || elfcore_trailer(&j->tail, &j->dm, j->notes.n, &end) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    if ((rc = write_all(fd, j->head.data, j->head.n, 0)) < 0 ||
+        (rc = write_all(fd, j->notes.data, j->notes.n, (off_t)j->head.n)) < 0 ||
+        (rc = write_all(fd, j->tail.data, j->tail.n, (off_t)end)) < 0 || ftruncate(fd, (off_t)(end + j->tail.n)) < 0) {
+        if (rc == 0) rc = -errno;
+        snprintf(err, errlen, "cannot write %s: %s", j->tmp, strerror(-rc));
+        return rc;
+    }
+    char placed[4200];
+    if ((rc = saved_file_place(fd, j->tmp, j->o->path, j->pid, NULL, "core", "", placed, sizeof placed)) < 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", j->tmp, j->o->path, strerror(-rc));
+        return rc;
+    }
+    j->tmp[0] = '\0';
+    return 0;
+}
+
+/* The result of a dump that succeeded: the file's sizes, what was copied, the time it all took. */
+static void job_report(struct dump_job *j)
+{
+    struct dump_result *r = j->r;
+    struct stat st;
+    if (fstat(j->c.out_fd, &st) == 0) {
+        r->apparent_bytes = (unsigned long long)st.st_size;
+        r->allocated_bytes = (unsigned long long)st.st_blocks * 512ULL;
+    }
+    snprintf(r->path, sizeof r->path, "%s", j->o->path);
+    r->threads = j->nthreads;
+    r->bytes_read = j->c.read;
+    r->bytes_written = j->c.written;
+    r->total_ms = (clock_monotonic_seconds() - j->t0) * 1000.0;
+}
+
+/* The copier's buffers and lock, once its writer has ended (its fds are the job's); the lock only if it was made. */
+static void copier_free(struct copier *c)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        free(c->slots[i].buf);
+        free(c->slots[i].segs);
+    }
+    free(c->pm);
+    free(c->iov);
+    if (c->sync_ready) {
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->changed);
+    }
+}
+
+/* Every path, errors and cancel included: the writer ends, the process runs again, the copy dies and is reaped,
+ * no partial file is left, and everything is freed. */
+static void job_free(struct dump_job *j)
+{
+    finish_writes(&j->c, 0);
+    if (j->stopped && !j->s.detached) ptrace_session_detach(&j->s, 0.5);
+    if (j->guarded) snapshot_guard_end(&j->guard);
+    if (j->sn.copy) snapshot_release(&j->sn, &j->plan, 2.0, NULL);
+    ptrace_session_free(&j->s);
+    if (j->c.out_fd >= 0) close(j->c.out_fd);
+    if (j->tmp[0]) unlink(j->tmp);
+    int fds[] = {j->orig_mem, j->orig_pagemap, j->copy_mem, j->copy_pagemap};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    copier_free(&j->c);
+    free(j->offs);
+    free(j->ff);
+    unfaithful_free(&j->uf);
+    for (int i = 0; i < j->nthreads; i++) arch_core_regs_free(&j->threads[i].regs);
+    free(j->threads);
+    free(j->proc.auxv);
+    bytes_free(&j->notes);
+    bytes_free(&j->head);
+    bytes_free(&j->tail);
+    dump_maps_free(&j->dm);
+}
+
 int dump_write(int pid, const struct dump_options *o, struct dump_result *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     double t0 = clock_monotonic_seconds();
     int rc = ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
-    struct core_process proc;
-    struct dump_maps dm = {0};
-    struct core_thread *threads = NULL;
-    struct bytes notes = {0}, head = {0}, tail = {0};
-    struct copier c = {.pid = pid, .out_fd = -1, .pagemap_fd = -1, .mem_fd = -1, .vm_readv = 1, .falloc = 1, .o = o};
-    struct ptrace_session s = {0};
-    struct snapshot_plan plan;
-    struct snapshot sn = {0};
-    struct snapshot_guard guard;
-    struct unfaithful_set uf = {0};
-    unsigned char *ff = NULL;
-    unsigned long long *offs = NULL;
-    int nthreads = 0, stopped = 0, guarded = 0, snap = 0;
-    int orig_mem = -1, orig_pagemap = -1, copy_mem = -1, copy_pagemap = -1; /* the copier reads through one pair */
-    char tmp[4200] = "", why[512] = "";
-    if ((rc = load_process(pid, &proc, err, errlen)) < 0) goto out;
-    if ((rc = load_maps(pid, o, &dm, &ff, &r->filter, err, errlen)) < 0) goto out;
-    c.total = dump_maps_bytes(&dm);
-    r->estimated_bytes = c.total;
-
-    /* The mode: a snapshot where it is safe. */
-    if (o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
-    else if (snapshot_prepare(pid, &plan, why, sizeof why) == 0) snap = 1;
-    else if (o->mode == DUMP_MODE_SNAPSHOT) {
-        snprintf(err, errlen, "no snapshot: %s", why);
-        rc = -EINVAL;
-        goto out;
-    } else snprintf(r->mode_reason, sizeof r->mode_reason, "%s", why);
-    if (snap && unfaithful_find(&dm, ff, &uf) < 0) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
+    struct dump_job j;
+    job_init(&j, pid, o, r, t0);
+    if ((rc = job_prepare(&j, err, errlen)) == 0 && (rc = job_stop(&j, err, errlen)) == 0 &&
+        (rc = job_snapshot_or_stay(&j, err, errlen)) == 0 && (rc = job_copy(&j, err, errlen)) == 0) {
+        job_release_snapshot(&j);
+        if ((rc = job_finish_file(&j, err, errlen)) == 0) job_report(&j);
     }
-
-    int slots_ok = 1;
-    /* Page-aligned: copies into a buffer 16 bytes off a page boundary (malloc's) run at a third of the speed. */
-    for (int i = 0; i < SLOTS; i++) {
-        slots_ok &= (c.slots[i].buf = aligned_alloc(PAGE, CHUNK_PAGES * PAGE)) != NULL;
-        slots_ok &= (c.slots[i].segs = malloc(CHUNK_PAGES * sizeof *c.slots[i].segs)) != NULL;
-    }
-    c.pm = malloc(PM_PAGES * 8);
-    c.iov = malloc(CHUNK_PAGES * sizeof *c.iov);
-    offs = malloc((size_t)(dm.n + 1) * sizeof *offs);
-    c.pagemap_fd = orig_pagemap = open_proc(pid, "pagemap");
-    c.zero_pfn = zero_pfn();
-    c.mem_fd = orig_mem = open_proc(pid, "mem");
-    pthread_mutex_init(&c.lock, NULL);
-    pthread_cond_init(&c.changed, NULL);
-    if (!slots_ok || !c.pm || !c.iov || !offs) {
-        snprintf(err, errlen, "out of memory");
-        rc = -ENOMEM;
-        goto out;
-    }
-    if ((c.out_fd = create_temp(o->path, tmp, sizeof tmp, err, errlen)) < 0) {
-        rc = c.out_fd;
-        tmp[0] = '\0';
-        goto out;
-    }
-
-    /* Stopped: registers; then the copy is made, or the memory copied. */
-    if (snap) {
-        snapshot_guard_begin(&guard);
-        guarded = 1;
-    }
-    if ((rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen)) < 0) goto out;
-    stopped = 1;
-    if (c.mem_fd < 0) c.mem_fd = orig_mem = open_proc(pid, "mem"); /* may need the attachment */
-    threads = calloc((size_t)s.n, sizeof *threads);
-    if (!threads) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    int first = o->first_tid ? o->first_tid : pid, main_at = -1;
-    for (int pass = 0; pass < 2; pass++) /* the first thread first, then the others */
-        for (int i = 0; i < s.n; i++) {
-            struct ptrace_thread *pt = &s.threads[i];
-            if (pt->gone || !pt->stopped || (pass == 0) != (pt->tid == first)) continue;
-            struct core_thread *t = &threads[nthreads];
-            t->tid = pt->tid;
-            t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
-            if (arch_core_regs_read(pt->tid, &t->regs) == 0) {
-                if (pt->tid == pid) main_at = nthreads;
-                nthreads++;
-            }
-        }
-    if (snap && main_at < 0) {
-        snap = 0;
-        snprintf(why, sizeof why, "the main thread is gone");
-    } else if (snap) {
-        unfaithful_hold(pid, orig_mem, &uf, &dm);
-        if (snapshot_take(&sn, &plan, &s, &threads[main_at].regs, why, sizeof why) < 0) snap = 0;
-    }
-    if (!snap && o->mode == DUMP_MODE_SNAPSHOT) {
-        snprintf(err, errlen, "no snapshot: %s", why);
-        rc = -EAGAIN;
-        goto out;
-    }
-    if (snap) { /* the copy exists: the process runs again */
-        ptrace_session_detach(&s, 0.5);
-        add_pause(r, ptrace_session_stopped_ms(&s));
-        snapshot_guard_end(&guard);
-        guarded = 0;
-        if ((rc = snapshot_hold(&sn, 2.0, err, errlen)) < 0 ||
-            (rc = open_copy(sn.copy, &copy_mem, &copy_pagemap, err, errlen)) < 0)
-            goto out;
-        copier_source(&c, sn.copy, copy_mem, copy_pagemap, 0);
-        r->mode = DUMP_MODE_SNAPSHOT;
-    } else {
-        r->mode = DUMP_MODE_STOP;
-        if (!r->mode_reason[0]) snprintf(r->mode_reason, sizeof r->mode_reason, "%s", why);
-        unfaithful_free(&uf); /* stopped throughout: everything is as it was */
-    }
-    if (elfcore_notes(&notes, &proc, threads, nthreads, &dm) < 0) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    offs[0] = elfcore_data_offset(&dm, notes.n);
-    for (int i = 1; i <= dm.n; i++) offs[i] = offs[i - 1] + elfcore_filesz(&dm.maps[i - 1]);
-    sigset_t all, old; /* the writer takes no signals: they are the capture's to see */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    c.writer_running = pthread_create(&c.writer, NULL, writer_main, &c) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (!c.writer_running) {
-        rc = -EAGAIN;
-        snprintf(err, errlen, "cannot start a writer thread");
-    }
-    /* The copy's memory (or the stopped process's); then, for a snapshot, what the copy does not hold as it was,
-     * from the process. */
-    for (int i = 0; rc == 0 && i < dm.n; i++) {
-        const struct dump_map *m = &dm.maps[i];
-        if (elfcore_filesz(m) == 0) {
-            r->mappings_skipped++;
-            continue;
-        }
-        r->mappings_written++;
-        if (uf.n && uf.of_map[i] >= 0) c.done += elfcore_filesz(m); /* below */
-        else rc = copy_mapping(&c, m, offs[i]);
-    }
-    if (rc == 0 && uf.n) copier_source(&c, pid, orig_mem, orig_pagemap, 1);
-    for (int k = 0; rc == 0 && k < uf.n; k++)
-        if (!uf.u[k].held) rc = copy_mapping(&c, &dm.maps[uf.u[k].map], offs[uf.u[k].map]);
-    /* The last chunk is read; the copy, checked to be still there (else the bytes read from it are not its), can go
-     * while the last writes finish before the process goes (the buffers are few). */
-    if (rc == 0 && c.writer_running) send_slot(&c);
-    if (rc == 0 && snap && !snapshot_alive(&sn)) {
-        rc = -ESRCH;
-        snprintf(err, errlen, "the copy %d was killed while it was read (by the OOM killer?)", sn.copy);
-    }
-    if (snap) snapshot_kill(&sn);
-    int wrc = finish_writes(&c, rc == 0);
-    if (rc == 0) rc = wrc;
-    if (rc == 0 && uf.n) rc = unfaithful_write(&c, &uf, offs);
-    if (!snap) {
-        ptrace_session_detach(&s, 0.5);
-        add_pause(r, ptrace_session_stopped_ms(&s));
-    }
-    if (rc == -ECANCELED) snprintf(err, errlen, "cancelled");
-    else if (rc < 0 && c.error) snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(c.error));
-    if (rc < 0) goto out;
-    if (snap) {
-        snapshot_release(&sn, &plan, 2.0, o->cancel);
-        if (sn.reap_ms > 0) add_pause(r, sn.reap_ms);
-        snprintf(r->zombie, sizeof r->zombie, "%s", sn.reap_err);
-        unfaithful_report(&uf, &dm, r);
-    }
-
-    /* Running again: headers and notes, the section header of a huge count, the final size, the name. */
-    unsigned long long end = 0;
-    if (elfcore_headers(&head, &dm, notes.n) < 0 || elfcore_trailer(&tail, &dm, notes.n, &end) < 0) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    if ((rc = write_all(c.out_fd, head.data, head.n, 0)) < 0 ||
-        (rc = write_all(c.out_fd, notes.data, notes.n, (off_t)head.n)) < 0 ||
-        (rc = write_all(c.out_fd, tail.data, tail.n, (off_t)end)) < 0 || ftruncate(c.out_fd, (off_t)(end + tail.n)) < 0) {
-        if (rc == 0) rc = -errno;
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
-        goto out;
-    }
-    char placed[4200];
-    if ((rc = saved_file_place(c.out_fd, tmp, o->path, pid, NULL, "core", "", placed, sizeof placed)) < 0) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, o->path, strerror(-rc));
-        goto out;
-    }
-    tmp[0] = '\0';
-    struct stat st;
-    if (fstat(c.out_fd, &st) == 0) {
-        r->apparent_bytes = (unsigned long long)st.st_size;
-        r->allocated_bytes = (unsigned long long)st.st_blocks * 512ULL;
-    }
-    snprintf(r->path, sizeof r->path, "%s", o->path);
-    r->threads = nthreads;
-    r->bytes_read = c.read;
-    r->bytes_written = c.written;
-    r->total_ms = (clock_monotonic_seconds() - t0) * 1000.0;
-out:
-    finish_writes(&c, 0);
-    if (stopped && !s.detached) ptrace_session_detach(&s, 0.5);
-    if (guarded) snapshot_guard_end(&guard);
-    if (sn.copy) snapshot_release(&sn, &plan, 2.0, NULL); /* every path: the copy dies and is reaped */
-    ptrace_session_free(&s);
-    if (c.out_fd >= 0) close(c.out_fd);
-    if (tmp[0]) unlink(tmp); /* no partial file is ever left */
-    int fds[] = {orig_mem, orig_pagemap, copy_mem, copy_pagemap};
-    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
-        if (fds[i] >= 0) close(fds[i]);
-    for (int i = 0; i < SLOTS; i++) {
-        free(c.slots[i].buf);
-        free(c.slots[i].segs);
-    }
-    free(c.pm);
-    free(c.iov);
-    free(offs);
-    free(ff);
-    unfaithful_free(&uf);
-    pthread_mutex_destroy(&c.lock);
-    pthread_cond_destroy(&c.changed);
-    for (int i = 0; i < nthreads; i++) arch_core_regs_free(&threads[i].regs);
-    free(threads);
-    free(proc.auxv);
-    bytes_free(&notes);
-    bytes_free(&head);
-    bytes_free(&tail);
-    dump_maps_free(&dm);
+    job_free(&j);
     return rc;
 }
