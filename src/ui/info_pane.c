@@ -13,7 +13,6 @@
 #include "util/clock.h"
 #include "util/job.h"
 #include "util/text.h"
-#include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
 

@@ -12,7 +12,6 @@
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
-#include "keymap.h"
 #include "tui_state.h"
 
 #define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
