@@ -171,7 +171,7 @@ static int wait_and_handle(struct tui *t, double due, double *next_refresh)
     int changed = 0;
     for (int i = 1; i < n; i++) {
         if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        owner[i]->cls->ready(t, owner[i]);
+        pane_job_ready(t, owner[i]);
         changed = 1;
     }
     unsigned fx = read_keys(t, &changed);
