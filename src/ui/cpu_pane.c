@@ -24,7 +24,6 @@ enum cpu_view { VIEW_TOP, VIEW_CALLERS, VIEW_ICICLE };
 /* C on a process without a runtime profiler: diagtop's own sampler in a worker, its report shown live (py-spy's
  * `top`): the top functions, callers and callees of one, or an icicle. */
 struct cpu_pane {
-    struct job job;
     struct cpu_profile_options o;
     struct cpu_report result;       /* what the worker returns at the end */
     int rc;
@@ -44,7 +43,8 @@ struct cpu_pane {
 
 static void on_report(void *arg, struct cpu_report *r)
 {
-    struct cpu_pane *cp = arg;
+    struct pane *p = arg;
+    struct cpu_pane *cp = p->state;
     pthread_mutex_lock(&cp->lock);
     if (cp->pending) {
         cpu_report_free(cp->pending);
@@ -52,7 +52,7 @@ static void on_report(void *arg, struct cpu_report *r)
     }
     cp->pending = r;
     pthread_mutex_unlock(&cp->lock);
-    job_notify(&cp->job);
+    job_notify(&p->job);
 }
 
 static void run(struct job *j)
@@ -101,7 +101,7 @@ static void render(struct tui *t, struct pane *p)
         }
     }
     pane_set_lines(p, &tl);
-    const char *state = cp->job.running ? (cp->job.cancel ? "stopping" : "live") : "stopped";
+    const char *state = p->job.running ? (p->job.cancel ? "stopping" : "live") : "stopped";
     pane_set_title(p, "CPU profile of %d, diagtop's sampler (%s), %s%s", cp->o.pid,
                    cp->have_shown ? cp->shown.method : "...", state,
                    cp->view == VIEW_CALLERS ? ": callers and callees" : cp->view == VIEW_ICICLE ? ": icicle" : "");
@@ -111,14 +111,14 @@ static void render(struct tui *t, struct pane *p)
 static unsigned start(struct tui *t, struct pane *p)
 {
     struct cpu_pane *cp = p->state;
-    if (cp->job.running) return EFFECT_NONE;
+    if (p->job.running) return EFFECT_NONE;
     cp->rc = 0;
     cp->stopped = 0;
     cp->o.seconds = MAX_SECONDS;
     cp->o.live_seconds = LIVE_SECONDS;
     cp->o.on_report = on_report;
-    cp->o.report_arg = cp;
-    if (job_start(&cp->job, run, cp) < 0) {
+    cp->o.report_arg = p;
+    if (pane_start_job(p, run) < 0) {
         cp->rc = -1;
         snprintf(cp->err, sizeof cp->err, "cannot start a worker thread");
     }
@@ -149,7 +149,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
     struct cpu_pane *cp = p->state;
     switch (k) {
     case 'C': /* the second C stops sampling; the last numbers stay */
-        if (cp->job.running) cp->job.cancel = 1;
+        if (p->job.running) p->job.cancel = 1;
         tui_set_status(t, 0, "stopping the profile");
         break;
     case 's':
@@ -193,25 +193,26 @@ static int back(struct tui *t, struct pane *p)
     return 1;
 }
 
+/* A live report from the worker. */
+static void notified(struct tui *t, struct pane *p)
+{
+    struct cpu_pane *cp = p->state;
+    pthread_mutex_lock(&cp->lock);
+    struct cpu_report *r = cp->pending;
+    cp->pending = NULL;
+    pthread_mutex_unlock(&cp->lock);
+    if (r) {
+        show(cp, r);
+        free(r);
+    }
+    if (t->panes.front == p) render(t, p);
+}
+
 static void ready(struct tui *t, struct pane *p)
 {
     struct cpu_pane *cp = p->state;
-    int ev = job_events(&cp->job);
-    if (ev & JOB_NOTIFIED) {
-        pthread_mutex_lock(&cp->lock);
-        struct cpu_report *r = cp->pending;
-        cp->pending = NULL;
-        pthread_mutex_unlock(&cp->lock);
-        if (r) {
-            show(cp, r);
-            free(r);
-        }
-    }
-    if (ev & JOB_DONE) {
-        job_finish(&cp->job);
-        if (cp->rc == 0) show(cp, &cp->result);
-        else tui_set_status(t, 1, "profile failed: %s", cp->err);
-    }
+    if (cp->rc == 0) show(cp, &cp->result);
+    else tui_set_status(t, 1, "profile failed: %s", cp->err);
     if (t->panes.front == p) render(t, p);
 }
 
@@ -231,24 +232,21 @@ static void forget(struct cpu_pane *cp)
     cpu_report_free(&cp->result);
 }
 
-/* Esc: sampling ends (the target is detached or its events closed) before the pane goes. */
-static void cancel(struct tui *t, struct pane *p)
+/* Esc: sampling ended (the target is detached or its events closed) before the pane goes. */
+static void closed(struct pane *p, int stopped)
 {
-    (void)t;
-    struct cpu_pane *cp = p->state;
-    if (cp->job.running && job_cancel(&cp->job, 3.0) < 0) return;
-    forget(cp);
+    (void)stopped;
+    forget(p->state);
 }
 
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct cpu_pane *cp = p->state;
-    p->job = &cp->job;
     if (row->is_kernel) {
         tui_set_status(t, 1, "a kernel thread has no user-space code to profile");
         return PANE_REFUSED;
     }
-    if (cp->job.running) {
+    if (p->job.running) {
         tui_set_status(t, 1, "the previous profile is still ending");
         return PANE_REFUSED;
     }
@@ -266,13 +264,11 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_SHOWN;
 }
 
-static int destroy(struct pane *p)
+static void destroy(struct pane *p)
 {
     struct cpu_pane *cp = p->state;
-    if (cp->job.running) return -1;
     forget(cp);
     if (cp->lock_ready) pthread_mutex_destroy(&cp->lock);
-    return 0;
 }
 
 const struct pane_class cpu_pane_class = {
@@ -283,7 +279,8 @@ const struct pane_class cpu_pane_class = {
     .key = key,
     .reload = start,
     .ready = ready,
-    .cancel = cancel,
+    .notified = notified,
+    .closed = closed,
     .back = back,
     .has_cursor = 1,
     .destroy = destroy,

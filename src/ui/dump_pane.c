@@ -18,7 +18,6 @@
 
 /* A core file, or for a JVM its heap dump (the JVM writes it, the provider copies it into the dump directory). */
 struct dump_pane {
-    struct job job;
     int pid;
     char path[4096], dir[4096];
     struct dump_options opts;
@@ -114,13 +113,6 @@ static void render(struct pane *p)
     pane_set_lines(p, &tl);
 }
 
-static void cancel(struct tui *t, struct pane *p)
-{
-    (void)t;
-    struct dump_pane *dp = p->state;
-    if (dp->job.running) job_cancel(&dp->job, 5.0);
-}
-
 /* After the answer (y, or c / h for a JVM): the pane comes to the front and the dump starts. */
 static unsigned start(struct tui *t, void *arg, int key)
 {
@@ -136,7 +128,7 @@ static unsigned start(struct tui *t, void *arg, int key)
     dp->done = dp->total = 0;
     dp->started = clock_monotonic_seconds();
     pane_set_busy(p, "Dumping...", dp->started);
-    if (job_start(&dp->job, run, dp) < 0) {
+    if (pane_start_job(p, run) < 0) {
         dp->rc = -1;
         snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
         render(p);
@@ -148,12 +140,11 @@ static unsigned start(struct tui *t, void *arg, int key)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct dump_pane *dp = p->state;
-    p->job = &dp->job;
     if (row->is_kernel) {
         tui_set_status(t, 1, "a kernel thread has no memory to dump");
         return PANE_REFUSED;
     }
-    if (dp->job.running) {
+    if (p->job.running) {
         tui_set_status(t, 1, "a dump is already being written");
         return PANE_REFUSED;
     }
@@ -195,19 +186,15 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
 static void ready(struct tui *t, struct pane *p)
 {
     struct dump_pane *dp = p->state;
-    job_finish(&dp->job);
     if (t->panes.front == p) render(p);
     tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : dp->heap_chosen ? "heap dump written to %s" :
                    "core written to %s", dp->rc < 0 ? dp->err : dp->heap_chosen ? dp->heap_file.path : dp->result.path);
 }
 
-/* A dump still running after cancel's 5 s is left: exiting stops it; its temporary file may remain. */
-static int destroy(struct pane *p)
+static void destroy(struct pane *p)
 {
     struct dump_pane *dp = p->state;
-    if (dp->job.running) return -1;
     rt_file_free(&dp->heap_file);
-    return 0;
 }
 
 const struct pane_class dump_pane_class = {
@@ -216,6 +203,5 @@ const struct pane_class dump_pane_class = {
     .open = open_pane,
     .ready = ready,
     .progress = progress,
-    .cancel = cancel,
     .destroy = destroy,
 };

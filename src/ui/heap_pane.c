@@ -14,7 +14,6 @@
 #include "util/clock.h"
 #include "util/job.h"
 #include "util/text.h"
-#include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
 
@@ -24,7 +23,6 @@
  * front, each shown against the previous and the first of the series. Three snapshots are kept. Rows can be
  * chosen: Enter shows one row's whole stack and numbers, Esc goes back to the table. */
 struct heap_pane {
-    struct job job;
     const struct provider *provider;
     struct provider_request rq;
     char dir[4096];
@@ -194,12 +192,12 @@ static unsigned snapshot(struct tui *t, struct pane *p)
 {
     (void)t;
     struct heap_pane *hp = p->state;
-    if (hp->job.running) return EFFECT_NONE;
+    if (p->job.running) return EFFECT_NONE;
     hp->last = clock_monotonic_seconds();
     char text[160];
     snprintf(text, sizeof text, "Heap snapshot %d of %d from %s...", hp->snapshots + 1, hp->rq.pid, hp->provider->name);
     if (hp->snapshots == 0) pane_set_busy(p, text, hp->last); /* later ones keep the table on screen */
-    if (job_start(&hp->job, run, hp) < 0) {
+    if (pane_start_job(p, run) < 0) {
         hp->rc = -1;
         snprintf(hp->err, sizeof hp->err, "cannot start a worker thread");
         render(p);
@@ -211,7 +209,6 @@ static unsigned snapshot(struct tui *t, struct pane *p)
 static void ready(struct tui *t, struct pane *p)
 {
     struct heap_pane *hp = p->state;
-    job_finish(&hp->job);
     if (hp->rc == 0) {
         if (hp->snapshots == 1) {
             hp->first = hp->cur;
@@ -274,7 +271,7 @@ static int back(struct tui *t, struct pane *p)
 static void tick(struct tui *t, struct pane *p)
 {
     struct heap_pane *hp = p->state;
-    if (hp->auto_on && !hp->job.running && clock_monotonic_seconds() - hp->last >= AUTO_SECONDS) snapshot(t, p);
+    if (hp->auto_on && !p->job.running && clock_monotonic_seconds() - hp->last >= AUTO_SECONDS) snapshot(t, p);
 }
 
 static unsigned key(struct tui *t, struct pane *p, int k)
@@ -307,8 +304,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct heap_pane *hp = p->state;
-    p->job = &hp->job;
-    if (hp->job.running) {
+    if (p->job.running) {
         tui_set_status(t, 1, "a heap snapshot is still being taken");
         return PANE_REFUSED;
     }
@@ -332,20 +328,14 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_SHOWN;
 }
 
-static void cancel(struct tui *t, struct pane *p)
+/* A snapshot stopped on the way is dropped; the series stays for the next A on the same process. */
+static void closed(struct pane *p, int stopped)
 {
-    (void)t;
     struct heap_pane *hp = p->state;
-    if (hp->job.running && job_cancel(&hp->job, 3.0) == 0) rt_heap_free(&hp->taking);
+    if (stopped) rt_heap_free(&hp->taking);
 }
 
-static int destroy(struct pane *p)
-{
-    struct heap_pane *hp = p->state;
-    if (hp->job.running) return -1;
-    forget(hp);
-    return 0;
-}
+static void destroy(struct pane *p) { forget(p->state); }
 
 const struct pane_class heap_pane_class = {
     .name = "heap",
@@ -356,7 +346,7 @@ const struct pane_class heap_pane_class = {
     .reload = snapshot,
     .tick = tick,
     .ready = ready,
-    .cancel = cancel,
+    .closed = closed,
     .destroy = destroy,
     .back = back,
     .has_cursor = 1,

@@ -13,7 +13,6 @@
 #include "util/clock.h"
 #include "util/job.h"
 #include "util/text.h"
-#include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
 
@@ -41,8 +40,7 @@ struct info_pane {
     int nprev;
     double prev_time;
     /* The runtime's own memory statistics (gops memstats, a JVM's heap info) next to the kernel's, asked for in
-     * a worker when the Memory tab is shown and on r: not at every refresh (gops' memstats stops the world). */
-    struct job job;
+     * the pane's job when the Memory tab is shown and on r: not at every refresh (gops' memstats stops the world). */
     const struct provider *runtime;
     struct provider_request rq;
     struct rt_fields rtf;
@@ -57,13 +55,14 @@ static void memstats_run(struct job *j)
     ip->rt_rc = ip->runtime->memstats(&ip->rq, &ip->rtf, ip->rt_err, sizeof ip->rt_err);
 }
 
-static void memstats_ask(struct info_pane *ip)
+static void memstats_ask(struct pane *p)
 {
-    if (!ip->runtime || ip->job.running) return;
+    struct info_pane *ip = p->state;
+    if (!ip->runtime || p->job.running) return;
     rt_fields_free(&ip->rtf);
     ip->rt_asked = 1;
     ip->rt_rc = 1; /* in flight */
-    if (job_start(&ip->job, memstats_run, ip) < 0) {
+    if (pane_start_job(p, memstats_run) < 0) {
         ip->rt_rc = -1;
         snprintf(ip->rt_err, sizeof ip->rt_err, "cannot start a worker thread");
     }
@@ -179,7 +178,7 @@ static void tick(struct tui *t, struct pane *p)
 static unsigned reload(struct tui *t, struct pane *p)
 {
     struct info_pane *ip = p->state;
-    if (ip->tab == 1) memstats_ask(ip);
+    if (ip->tab == 1) memstats_ask(p);
     tick(t, p);
     return EFFECT_NONE;
 }
@@ -195,7 +194,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         ip->tab = 5;
         pane_start_filter(p, ip->env_filter);
     } else return PANE_KEY_UNHANDLED;
-    if (ip->tab == 1 && !ip->rt_asked) memstats_ask(ip);
+    if (ip->tab == 1 && !ip->rt_asked) memstats_ask(p);
     p->top = 0;
     render(t, p);
     return EFFECT_NONE;
@@ -208,41 +207,37 @@ static void env_filter_changed(struct tui *t, struct pane *p, const char *text)
     render(t, p);
 }
 
-/* What was read of the previous process is dropped; a new opening starts from scratch. A runtime request in
- * flight is abandoned first (bounded wait); if it would not end, the state is left to it. */
-static int forget(struct info_pane *ip)
+/* What was read of the process is dropped when the pane closes (its runtime request stopped); a new opening
+ * starts from scratch. */
+static void forget(struct info_pane *ip)
 {
-    if (ip->job.running && job_cancel(&ip->job, 3.0) < 0) return -1;
     procinfo_free(&ip->info);
     free(ip->prev);
     rt_fields_free(&ip->rtf);
     memset(ip, 0, sizeof *ip);
-    return 0;
 }
 
-static void cancel(struct tui *t, struct pane *p)
+static void closed(struct pane *p, int stopped)
 {
-    (void)t;
+    (void)stopped;
     forget(p->state);
 }
 
-static int destroy(struct pane *p) { return forget(p->state); }
+static void destroy(struct pane *p) { forget(p->state); }
 
 static void ready(struct tui *t, struct pane *p)
 {
-    struct info_pane *ip = p->state;
-    job_finish(&ip->job);
     if (t->panes.front == p) render(t, p);
 }
 
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
 {
     struct info_pane *ip = p->state;
-    p->job = &ip->job;
-    if (forget(ip) < 0) {
+    if (pane_cancel_job(p) < 0) { /* a request that would not end at the last close: one more bounded wait */
         tui_set_status(t, 1, "the previous runtime request does not end");
         return PANE_REFUSED;
     }
+    forget(ip);
     ip->pid = row->tgid;
     const struct provider *rt = provider_runtime_of(ip->pid);
     char why[256];
@@ -264,6 +259,6 @@ const struct pane_class info_pane_class = {
     .tick = tick,
     .filter = env_filter_changed,
     .ready = ready,
-    .cancel = cancel,
+    .closed = closed,
     .destroy = destroy,
 };

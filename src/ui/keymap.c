@@ -217,15 +217,6 @@ static unsigned key_delay(struct tui *t, int key)
 
 /* ---- tags, signals, nice ---- */
 
-static int tag_index(const struct tui *t, int pid)
-{
-    for (int i = 0; i < t->ntags; i++)
-        if (t->tags[i].pid == pid) return i;
-    return -1;
-}
-
-int tui_is_tagged(const struct tui *t, int pid) { return tag_index(t, pid) >= 0; }
-
 static struct proc_row *selected_row(struct tui *t)
 {
     return t->selected >= 0 && t->selected < (long)t->mon.view.n ? t->mon.view.rows[t->selected].row : NULL;
@@ -236,7 +227,7 @@ static unsigned key_tag(struct tui *t, int key)
     (void)key;
     struct proc_row *r = selected_row(t);
     if (!r) return EFFECT_NONE;
-    int i = tag_index(t, r->pid);
+    int i = tui_tag_index(t, r->pid);
     if (i >= 0) t->tags[i] = t->tags[--t->ntags];
     else if (t->ntags < TUI_MAX_TAGS) t->tags[t->ntags++] = (struct tag){r->pid, r->start_ticks};
     tui_select_index(t, t->selected + 1);

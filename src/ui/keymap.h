@@ -5,7 +5,6 @@
 #include "pane.h"
 #include "tui_state.h"
 
-#define KEY_FUNC_FLAG 0x40000000 /* function/arrow keys from curses, apart from typed characters */
 #define KEYMAP_MAX_KEYS 3
 
 struct key_binding {

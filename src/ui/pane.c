@@ -12,7 +12,6 @@
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
-#include "keymap.h"
 #include "tui_state.h"
 
 #define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
@@ -68,13 +67,21 @@ void pane_show(struct tui *t, struct pane *p)
     t->mode = MODE_PANE;
 }
 
+/* The pane closes or diagtop quits: its job stops, then the class drops what it does not keep. */
+static void stop_work(struct pane *p)
+{
+    int stopped = p->job.running;
+    if (pane_cancel_job(p) < 0) return; /* left running: the state is still the worker's */
+    if (p->cls->closed) p->cls->closed(p, stopped);
+}
+
 void pane_close(struct tui *t)
 {
     struct pane *p = t->panes.front;
     t->panes.front = NULL;
     t->mode = MODE_TABLE;
     if (!p) return;
-    if (p->cls->cancel) p->cls->cancel(t, p);
+    stop_work(p);
     reset_view(p);
 }
 
@@ -83,8 +90,9 @@ void pane_destroy_all(struct tui *t)
     struct pane_list *l = &t->panes;
     for (int i = 0; i < l->n; i++) {
         struct pane *p = l->items[i];
-        if (p->cls->cancel) p->cls->cancel(t, p);
-        if (p->cls->destroy && p->cls->destroy(p) < 0) continue; /* still in use by a worker: left */
+        stop_work(p);
+        if (p->job.running) continue; /* still in use by a worker: left (a dump's temporary file may remain) */
+        if (p->cls->destroy) p->cls->destroy(p);
         text_lines_free(&p->lines);
         free(p->state);
         free(p);
@@ -119,10 +127,19 @@ void pane_set_title(struct pane *p, const char *fmt, ...)
     va_end(ap);
 }
 
-int pane_fd(const struct pane *p)
+int pane_start_job(struct pane *p, void (*run)(struct job *j)) { return job_start(&p->job, run, p->state); }
+
+int pane_cancel_job(struct pane *p) { return p->job.running ? job_cancel(&p->job, PANE_CANCEL_SECONDS) : 0; }
+
+int pane_fd(const struct pane *p) { return job_fd(&p->job); }
+
+void pane_job_ready(struct tui *t, struct pane *p)
 {
-    if (p->cls->fd) return p->cls->fd(p);
-    return p->job ? job_fd(p->job) : -1;
+    int events = job_events(&p->job);
+    if ((events & JOB_NOTIFIED) && p->cls->notified) p->cls->notified(t, p);
+    if (!(events & JOB_DONE)) return;
+    job_finish(&p->job);
+    if (p->cls->ready) p->cls->ready(t, p);
 }
 
 double pane_next_redraw(const struct tui *t, double last_draw)

@@ -1,7 +1,12 @@
-/* pane: the result panes over the table area (stack, details, dump; later memstats, heap, profile) behind one
- * interface. A pane class is a const table of functions, like htop's Panel classes; the event loop and the key map
- * know panes only through it. Every pane shows text lines that scroll, search with /, refresh with r, save with S
- * and close with Esc; while its class's work runs it shows a progress line and Esc cancels the work.
+/* pane: the result panes over the table area (stack, details, dump, gc, runtime profile, heap, cpu profile) behind
+ * one interface. A pane class is a const table of functions, like htop's Panel classes; the event loop and the key
+ * map know panes only through it. Every pane shows text lines that scroll, search with /, refresh with r, save
+ * with S and close with Esc; while its class's work runs it shows a progress line and Esc cancels the work.
+ *
+ * The work runs as the pane's job (one worker at a time per pane): the class starts it with pane_start_job, the
+ * loop waits on its descriptor and calls the class back when it ended, and closing the pane cancels it, waiting up
+ * to PANE_CANCEL_SECONDS. A job that would not stop in that time is left running with the class's state (ready
+ * comes when it ends); at exit it is left to the kernel, which detaches its tracees and ends it.
  *
  * Each class has one instance, created the first time it is opened and kept until diagtop exits, so that what it
  * learned of a process (unwind tables, symbols) serves the next opening. At most one pane is in front. */
@@ -10,6 +15,7 @@
 #include <stddef.h>
 
 #include "render/text_lines.h"
+#include "util/job.h"
 
 struct tui;
 struct pane;
@@ -23,6 +29,10 @@ enum pane_open_result {
 };
 
 #define PANE_KEY_UNHANDLED (~0u) /* a class's key function: not one of its keys */
+/* How long closing a pane (or quitting) waits for its job to stop. A worker sees its cancel flag at its next step
+ * and usually stops at once; this bounds one blocked in a system call or a slow write. Long enough for a dump to
+ * remove its partial file and a capture to detach, so that a job is left running only when it is stuck. */
+#define PANE_CANCEL_SECONDS 5.0
 
 struct pane_class {
     const char *name;      /* what it shows, e.g. "stack" */
@@ -34,30 +44,30 @@ struct pane_class {
     unsigned (*reload)(struct tui *t, struct pane *p);       /* r: read or capture again; may be NULL */
     void (*tick)(struct tui *t, struct pane *p);             /* after each refresh of the table, in front; may be NULL */
     void (*filter)(struct tui *t, struct pane *p, const char *text); /* each keystroke of the \ prompt; may be NULL */
-    /* A descriptor to wait on, or -1; NULL: the descriptor of the pane's job (struct pane's job), if any. */
-    int (*fd)(const struct pane *p);
-    void (*ready)(struct tui *t, struct pane *p);            /* that descriptor became readable */
+    void (*ready)(struct tui *t, struct pane *p);    /* the pane's job ended (it is joined); p->job is free again */
+    void (*notified)(struct tui *t, struct pane *p); /* the job called job_notify (a partial result); may be NULL */
     void (*progress)(const struct pane *p, char *buf, size_t n); /* the busy line; NULL: the text of pane_set_busy */
-    void (*cancel)(struct tui *t, struct pane *p); /* the pane closes or diagtop quits: stop work in flight; may be NULL */
+    /* The pane closes or diagtop quits, after its job was cancelled: drops what is not kept for the next opening.
+     * stopped: a job was in flight, so what it was filling is partial. Not called while a job that would not stop
+     * still uses the state. May be NULL. */
+    void (*closed)(struct pane *p, int stopped);
     /* Esc in a view of the pane's own (callers of a function, say): goes back and returns 1, the pane stays;
      * 0: Esc closes the pane. May be NULL. */
     int (*back)(struct tui *t, struct pane *p);
     /* Rows can be chosen: Up/Down/PgUp/PgDn/Home/End move a highlighted cursor line (p->cursor) within
      * [cursor_first, lines), and Enter goes to key() with the cursor on the row. */
     int has_cursor;
-    /* At exit, after cancel: frees what the state holds. Returns -1 when a worker that would not stop still uses
-     * the state: it is then left as it is (diagtop is exiting). May be NULL. */
-    int (*destroy)(struct pane *p);
+    /* At exit, after closed: frees what the state holds. Not called while a job that would not stop still uses the
+     * state: it is then left as it is (diagtop is exiting). May be NULL. */
+    void (*destroy)(struct pane *p);
 };
 
 enum pane_input { PANE_KEYS, PANE_SEARCH, PANE_SAVE, PANE_FILTER };
 
-struct job;
-
 struct pane {
     const struct pane_class *cls;
-    void *state;     /* the class's, cls->state_size bytes */
-    struct job *job; /* the class's worker (in its state), set by open; the loop waits on its descriptor */
+    void *state;    /* the class's, cls->state_size bytes */
+    struct job job; /* the class's worker (pane_start_job); job.running while it runs, job.cancel once asked to stop */
     char title[256];
     struct text_lines lines;
     long top;
@@ -93,8 +103,15 @@ void pane_destroy_all(struct tui *t);
 void pane_set_lines(struct pane *p, struct text_lines *lines);
 void pane_set_busy(struct pane *p, const char *text, double now);
 void pane_set_title(struct pane *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The descriptor the loop waits on for p: the class's fd, else its job's; -1 for none. */
+/* Starts run in p's job (not running), with the class's state as the job's arg. Returns 0 or -errno. */
+int pane_start_job(struct pane *p, void (*run)(struct job *j));
+/* Asks p's job to stop and waits up to PANE_CANCEL_SECONDS. Returns 0 when no job runs (any more), -ETIMEDOUT when
+ * it is left running. Closing the pane does this; a class calls it only to retry before reusing its state. */
+int pane_cancel_job(struct pane *p);
+/* The descriptor the loop waits on for p: its job's while it runs, else -1. */
 int pane_fd(const struct pane *p);
+/* The loop saw pane_fd(p) readable: joins an ended job and calls the class's notified and ready. */
+void pane_job_ready(struct tui *t, struct pane *p);
 /* Opens the \ filter prompt (classes with a filter function). */
 void pane_start_filter(struct pane *p, const char *current);
 

@@ -15,7 +15,6 @@
 
 /* One request to the runtime (G: a GC, C: a CPU profile) run as a job, its answer shown in the pane. */
 struct runtime_pane {
-    struct job job;
     enum provider_op op;
     const struct provider *provider;
     struct provider_request rq;
@@ -34,6 +33,7 @@ static void on_progress(void *arg, double fraction)
     rp->fraction = fraction;
 }
 
+/* Esc cancels it: the request is abandoned (a forked helper killed, a connection closed); the process runs on. */
 static void run(struct job *j)
 {
     struct runtime_pane *rp = j->arg;
@@ -78,7 +78,7 @@ static void progress(const struct pane *p, char *buf, size_t n)
 static unsigned start(struct tui *t, struct pane *p)
 {
     struct runtime_pane *rp = p->state;
-    if (rp->job.running) return EFFECT_NONE;
+    if (p->job.running) return EFFECT_NONE;
     forget(rp);
     rp->fraction = 0;
     rp->rq.progress = on_progress;
@@ -86,7 +86,7 @@ static unsigned start(struct tui *t, struct pane *p)
     char text[160];
     progress(p, text, sizeof text);
     pane_set_busy(p, text, clock_monotonic_seconds());
-    if (job_start(&rp->job, run, rp) < 0) {
+    if (pane_start_job(p, run) < 0) {
         rp->rc = -1;
         snprintf(rp->err, sizeof rp->err, "cannot start a worker thread");
         render(p);
@@ -99,8 +99,7 @@ static unsigned start(struct tui *t, struct pane *p)
 static enum pane_open_result open_for(struct tui *t, struct pane *p, const struct proc_row *row, enum provider_op op)
 {
     struct runtime_pane *rp = p->state;
-    p->job = &rp->job;
-    if (rp->job.running) {
+    if (p->job.running) {
         tui_set_status(t, 1, "a %s is still running", provider_op_name(rp->op));
         return PANE_REFUSED;
     }
@@ -136,28 +135,13 @@ static enum pane_open_result open_profile(struct tui *t, struct pane *p, const s
 static void ready(struct tui *t, struct pane *p)
 {
     struct runtime_pane *rp = p->state;
-    job_finish(&rp->job);
     if (t->panes.front == p) render(p);
     if (rp->rc < 0) tui_set_status(t, 1, "%s failed: %s", provider_op_name(rp->op), rp->err);
     else if (rp->op == OP_PROFILE && rp->profile.saved_path)
         tui_set_status(t, 0, "profile saved to %s", rp->profile.saved_path);
 }
 
-/* Esc: the request is abandoned (a forked helper killed, a connection closed); the process runs on. */
-static void cancel(struct tui *t, struct pane *p)
-{
-    (void)t;
-    struct runtime_pane *rp = p->state;
-    if (rp->job.running) job_cancel(&rp->job, 3.0);
-}
-
-static int destroy(struct pane *p)
-{
-    struct runtime_pane *rp = p->state;
-    if (rp->job.running) return -1;
-    forget(rp);
-    return 0;
-}
+static void destroy(struct pane *p) { forget(p->state); }
 
 const struct pane_class gc_pane_class = {
     .name = "gc",
@@ -166,7 +150,6 @@ const struct pane_class gc_pane_class = {
     .reload = start,
     .ready = ready,
     .progress = progress,
-    .cancel = cancel,
     .destroy = destroy,
 };
 
@@ -177,6 +160,5 @@ const struct pane_class profile_pane_class = {
     .reload = start,
     .ready = ready,
     .progress = progress,
-    .cancel = cancel,
     .destroy = destroy,
 };

@@ -18,7 +18,6 @@
 /* Two views of one process: the OS threads through ptrace (native), and for a Go program or a JVM the runtime's
  * own (goroutines, Java threads); v switches between them. */
 struct stack_pane {
-    struct job job;
     int pid;
     struct stack_cache *cache; /* unwind tables and symbols, kept across snapshots of one process */
     struct stack_options opts;
@@ -71,7 +70,7 @@ static unsigned start(struct tui *t, struct pane *p)
 {
     (void)t;
     struct stack_pane *sp = p->state;
-    if (sp->job.running) return EFFECT_NONE;
+    if (p->job.running) return EFFECT_NONE;
     sp->running_runtime = sp->show_runtime;
     if (sp->running_runtime) {
         rt_stack_free(&sp->rt);
@@ -84,7 +83,7 @@ static unsigned start(struct tui *t, struct pane *p)
     if (sp->running_runtime) snprintf(text, sizeof text, "Asking %s for the stacks of %d...", sp->runtime->name, sp->pid);
     else snprintf(text, sizeof text, "Capturing every thread's stack of %d...", sp->pid);
     pane_set_busy(p, text, clock_monotonic_seconds());
-    if (job_start(&sp->job, capture, sp) < 0) {
+    if (pane_start_job(p, capture) < 0) {
         sp->rc = -1;
         snprintf(sp->err, sizeof sp->err, "cannot start a worker thread");
         render(p);
@@ -100,14 +99,14 @@ static unsigned key(struct tui *t, struct pane *p, int k)
             tui_set_status(t, 1, "only OS threads for this process: %s", sp->runtime_why);
             return EFFECT_NONE;
         }
-        if (sp->job.running) return EFFECT_NONE;
+        if (p->job.running) return EFFECT_NONE;
         sp->show_runtime = !sp->show_runtime;
         if (sp->show_runtime ? sp->have_rt : sp->have_native) render(p);
         else start(t, p);
         return EFFECT_NONE;
     }
     if (k == 'w') { /* without stopping: blocked threads from copies of their stacks, running ones listed */
-        if (sp->job.running) return EFFECT_NONE;
+        if (p->job.running) return EFFECT_NONE;
         sp->no_stop = !sp->no_stop;
         sp->show_runtime = 0;
         tui_set_status(t, 0, "%s", sp->no_stop ? "OS threads read without stopping the process"
@@ -121,16 +120,15 @@ static unsigned key(struct tui *t, struct pane *p, int k)
     return EFFECT_NONE;
 }
 
-/* Closing the pane cancels a capture in flight (it detaches); the caches stay for the next b. */
-static void cancel(struct tui *t, struct pane *p)
+/* Closing the pane cancelled a capture in flight (it detached): its partial result goes; else the caches and
+ * the views stay for the next b. */
+static void closed(struct pane *p, int stopped)
 {
-    (void)t;
     struct stack_pane *sp = p->state;
-    if (sp->job.running && job_cancel(&sp->job, 2.0) == 0) {
-        stack_result_free(&sp->result);
-        rt_stack_free(&sp->rt);
-        sp->have_native = sp->have_rt = 0;
-    }
+    if (!stopped) return;
+    stack_result_free(&sp->result);
+    rt_stack_free(&sp->rt);
+    sp->have_native = sp->have_rt = 0;
 }
 
 static enum pane_open_result open_pane(struct tui *t, struct pane *p, const struct proc_row *row)
@@ -140,7 +138,6 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         return PANE_REFUSED;
     }
     struct stack_pane *sp = p->state;
-    p->job = &sp->job;
     if (!sp->cache && !(sp->cache = stack_cache_new())) {
         tui_set_status(t, 1, "out of memory");
         return PANE_REFUSED;
@@ -170,11 +167,10 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_SHOWN;
 }
 
-/* The worker finished: show its result if the pane is still in front (else it was cancelled meanwhile). */
+/* The capture ended: its result is shown if the pane is still in front (else it was closed meanwhile). */
 static void ready(struct tui *t, struct pane *p)
 {
     struct stack_pane *sp = p->state;
-    job_finish(&sp->job);
     if (sp->running_runtime) sp->have_rt = sp->rc == 0;
     else sp->have_native = sp->rc == 0;
     if (sp->rc < 0 && sp->running_runtime) { /* the runtime did not answer: the OS threads instead */
@@ -186,15 +182,12 @@ static void ready(struct tui *t, struct pane *p)
     if (t->panes.front == p) render(p);
 }
 
-/* At exit. A capture still running after cancel's 2 s is left: when diagtop exits the kernel detaches its tracees. */
-static int destroy(struct pane *p)
+static void destroy(struct pane *p)
 {
     struct stack_pane *sp = p->state;
-    if (sp->job.running) return -1;
     stack_result_free(&sp->result);
     rt_stack_free(&sp->rt);
     stack_cache_free(sp->cache);
-    return 0;
 }
 
 const struct pane_class stack_pane_class = {
@@ -205,6 +198,6 @@ const struct pane_class stack_pane_class = {
     .key = key,
     .reload = start,
     .ready = ready,
-    .cancel = cancel,
+    .closed = closed,
     .destroy = destroy,
 };

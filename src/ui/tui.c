@@ -3,7 +3,6 @@
 #include <curses.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,29 +18,6 @@
 #include "tui_state.h"
 
 #define INITIAL_SAMPLE_SECONDS 0.2
-#define STATUS_SECONDS 4.0
-
-void tui_set_status(struct tui *t, int error, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->status, sizeof t->status, fmt, ap);
-    va_end(ap);
-    t->status_error = error;
-    t->status_until = clock_monotonic_seconds() + STATUS_SECONDS;
-}
-
-void tui_select_index(struct tui *t, long idx)
-{
-    long n = (long)t->mon.view.n;
-    if (idx >= n) idx = n - 1;
-    if (idx < 0) idx = 0;
-    t->selected = n ? idx : -1;
-    t->selected_pid = n ? t->mon.view.rows[idx].row->pid : 0;
-    if (t->selected < t->top) t->top = t->selected;
-    if (t->table_rows > 0 && t->selected >= t->top + t->table_rows) t->top = t->selected - t->table_rows + 1;
-    if (t->top < 0) t->top = 0;
-}
 
 static void layout(struct tui *t)
 {
@@ -195,7 +171,7 @@ static int wait_and_handle(struct tui *t, double due, double *next_refresh)
     int changed = 0;
     for (int i = 1; i < n; i++) {
         if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        owner[i]->cls->ready(t, owner[i]);
+        pane_job_ready(t, owner[i]);
         changed = 1;
     }
     unsigned fx = read_keys(t, &changed);

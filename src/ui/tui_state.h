@@ -1,4 +1,6 @@
-/* tui_state: the state of the interactive monitor shared by its key handlers and views (ui/ only). */
+/* tui_state: the state of the interactive monitor shared by its key handlers, views and panes (ui/ only), and the
+ * few functions on it they all use. tui_state.c calls no other file of ui/, so none of them calls another in a
+ * circle to reach the state. */
 #ifndef DIAGTOP_TUI_STATE_H
 #define DIAGTOP_TUI_STATE_H
 #include "model/monitor.h"
@@ -10,6 +12,7 @@
 #define TUI_TEXT_MAX 256
 #define TUI_MENU_MAX 64
 #define TUI_MAX_TAGS 4096
+#define KEY_FUNC_FLAG 0x40000000 /* function/arrow keys from curses, apart from typed characters */
 
 enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT, MODE_PANE };
 enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
@@ -72,8 +75,11 @@ struct tui {
     int col_x[COL_COUNT + 1];            /* x where each drawn column starts */
 };
 
+/* The bottom line's message, shown for a few seconds instead of the key bar; error shows it in the error style. */
 void tui_set_status(struct tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Moves the selection to view row idx (clamped) and keeps it on screen. */
 void tui_select_index(struct tui *t, long idx);
+/* The index of pid in t->tags, -1 when it is not tagged. */
+int tui_tag_index(const struct tui *t, int pid);
 int tui_is_tagged(const struct tui *t, int pid);
 #endif
