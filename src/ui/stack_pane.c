@@ -137,6 +137,12 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         tui_set_status(t, 1, "%d is a kernel thread: it has no user-space stack", row->pid);
         return PANE_REFUSED;
     }
+    /* A capture that did not stop when the pane closed still owns the result and the cache: reopening would free
+     * them under it. */
+    if (p->job.running) {
+        tui_set_status(t, 1, "the last stack capture is still stopping");
+        return PANE_REFUSED;
+    }
     struct stack_pane *sp = p->state;
     if (!sp->cache && !(sp->cache = stack_cache_new())) {
         tui_set_status(t, 1, "out of memory");
