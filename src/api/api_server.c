@@ -445,11 +445,10 @@ static void free_server(struct api_server *s)
     free(s);
 }
 
-int api_server_start(const struct api_server_config *c, struct api_server **out, char *url, size_t urllen, char *err,
-                     size_t errlen)
+/* The configuration's own checks, before anything is read or bound; ss gets the address. */
+static int check_config(const struct api_server_config *c, struct sockaddr_storage *ss, size_t *sslen, char *err,
+                        size_t errlen)
 {
-    *out = NULL;
-    if (!api_libs_load(err, errlen)) return -ENOENT; /* before any credential is read: they are hashed with it */
     if (!c->users_file && !c->tokens_file) {
         snprintf(err, errlen, "no credentials: give --users FILE (HTTP Basic) and/or --tokens FILE (bearer tokens); "
                  "the API never serves without them");
@@ -459,18 +458,18 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         snprintf(err, errlen, "TLS needs both --tls-cert and --tls-key");
         return -EINVAL;
     }
-    struct sockaddr_storage ss;
-    size_t sslen;
-    if (api_server_parse_listen(c->listen, &ss, &sslen, err, errlen) < 0) return -EINVAL;
-    if (!c->tls_cert && !api_server_is_loopback(&ss) && !c->allow_plaintext) {
+    if (api_server_parse_listen(c->listen, ss, sslen, err, errlen) < 0) return -EINVAL;
+    if (!c->tls_cert && !api_server_is_loopback(ss) && !c->allow_plaintext) {
         snprintf(err, errlen, "%s is not a loopback address: serving it without TLS would send credentials and dumps "
                  "in the clear; give --tls-cert and --tls-key, or --allow-plaintext if the network is trusted", c->listen);
         return -EINVAL;
     }
-    struct api_server *s = calloc(1, sizeof *s);
-    if (!s) return -ENOMEM;
-    pthread_mutex_init(&s->log_lock, NULL);
-    s->log = c->log;
+    return 0;
+}
+
+/* The users, the tokens, and the TLS certificate and key. */
+static int load_credentials(struct api_server *s, const struct api_server_config *c, char *err, size_t errlen)
+{
     int rc = api_auth_init(&s->auth, err, errlen);
     if (rc == 0 && c->users_file) rc = api_auth_load_users(&s->auth, c->users_file, err, errlen);
     if (rc == 0 && c->tokens_file) rc = api_auth_load_tokens(&s->auth, c->tokens_file, err, errlen);
@@ -479,15 +478,15 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         if (!(s->cert = read_pem(c->tls_cert, 0, err, errlen)) || !(s->key = read_pem(c->tls_key, 1, err, errlen)))
             rc = -EINVAL;
     }
-    if (rc < 0) {
-        free_server(s);
-        return rc;
-    }
+    return rc;
+}
+
+/* What the handlers share (api_state.h). */
+static int init_state(struct api_server *s, const struct api_server_config *c, char *err, size_t errlen)
+{
     struct api_state *st = &s->state;
-    if ((rc = api_monitor_init(&st->mon, c->sample_interval, err, errlen)) < 0) {
-        free_server(s);
-        return rc;
-    }
+    int rc = api_monitor_init(&st->mon, c->sample_interval, err, errlen);
+    if (rc < 0) return rc;
     api_busy_init(&st->busy);
     api_store_init(&st->heaps);
     s->have_state = 1;
@@ -496,15 +495,16 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
     s->have_dumps = 1;
     st->agent_timeout = c->agent_timeout > 0 ? c->agent_timeout : 5;
     st->read_only = c->read_only;
+    return 0;
+}
 
-    int fd = listen_on(&ss, sslen, s->tls, url, urllen, err, errlen);
-    if (fd < 0) {
-        free_server(s);
-        return fd;
-    }
+/* libmicrohttpd on the listening socket fd (closed if it will not start). */
+static int start_daemon(struct api_server *s, const struct api_server_config *c, int family, int fd, char *err,
+                        size_t errlen)
+{
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC;
-    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (s->tls) flags |= MHD_USE_TLS;
     unsigned max = c->max_connections > 0 ? (unsigned)c->max_connections : 64;
     unsigned per_ip = max > 1 ? max / 2 : 1;
@@ -524,8 +524,30 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         close(fd);
         snprintf(err, errlen, "libmicrohttpd would not start%s", s->tls ? " (is the certificate and key a pair of PEM "
                  "files?)" : "");
-        free_server(s);
         return -EINVAL;
+    }
+    return 0;
+}
+
+int api_server_start(const struct api_server_config *c, struct api_server **out, char *url, size_t urllen, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    if (!api_libs_load(err, errlen)) return -ENOENT; /* before any credential is read: they are hashed with it */
+    struct sockaddr_storage ss;
+    size_t sslen;
+    int rc = check_config(c, &ss, &sslen, err, errlen);
+    if (rc < 0) return rc;
+    struct api_server *s = calloc(1, sizeof *s);
+    if (!s) return -ENOMEM;
+    pthread_mutex_init(&s->log_lock, NULL);
+    s->log = c->log;
+    int fd = -1;
+    if ((rc = load_credentials(s, c, err, errlen)) < 0 || (rc = init_state(s, c, err, errlen)) < 0 ||
+        (rc = fd = listen_on(&ss, sslen, s->tls, url, urllen, err, errlen)) < 0 ||
+        (rc = start_daemon(s, c, ss.ss_family, fd, err, errlen)) < 0) {
+        free_server(s);
+        return rc;
     }
     *out = s;
     return 0;
