@@ -340,31 +340,52 @@ static void dump(struct api_state *s, const struct api_request *rq, struct api_r
     snprintf(out->location, sizeof out->location, "/api/dumps/%s", id);
 }
 
-void api_actions_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+/* Runs act on the route's process, held busy with what meanwhile. */
+static void run_busy(struct api_state *s, const struct api_request *rq, struct api_reply *out, const char *what,
+                     api_handler *act)
 {
     int pid = rq->route->pid;
     struct procstat ps;
     if (api_target_check(pid, 1, &ps, out) < 0) return;
-    if (rq->route->id == API_ROUTE_DUMP) { /* the dump's worker holds the process busy itself */
-        dump(s, rq, out);
-        return;
-    }
-    static const char *const what[API_ROUTE_COUNT] = {
-        [API_ROUTE_STACK] = "stack capture", [API_ROUTE_MEMSTATS] = "memstats request", [API_ROUTE_HEAP] = "heap summary",
-        [API_ROUTE_GC] = "GC", [API_ROUTE_PROFILE] = "CPU profile"};
     char err[256];
-    int st = api_busy_take(&s->busy, pid, what[rq->route->id] ? what[rq->route->id] : "request", err, sizeof err);
+    int st = api_busy_take(&s->busy, pid, what, err, sizeof err);
     if (st) {
         api_reply_error(out, st, "%s", err);
         out->retry_after = st == 503 ? 5 : 1;
         return;
     }
-    switch (rq->route->id) {
-    case API_ROUTE_STACK: stack(s, rq, out); break;
-    case API_ROUTE_MEMSTATS: memstats(s, rq, out); break;
-    case API_ROUTE_HEAP: heap(s, rq, out); break;
-    case API_ROUTE_GC: gc(s, rq, out); break;
-    default: profile(s, rq, out); break;
-    }
+    act(s, rq, out);
     api_busy_release(&s->busy, pid);
+}
+
+void api_actions_stack(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    run_busy(s, rq, out, "stack capture", stack);
+}
+
+void api_actions_memstats(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    run_busy(s, rq, out, "memstats request", memstats);
+}
+
+void api_actions_heap(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    run_busy(s, rq, out, "heap summary", heap);
+}
+
+void api_actions_gc(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    run_busy(s, rq, out, "GC", gc);
+}
+
+void api_actions_profile(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    run_busy(s, rq, out, "CPU profile", profile);
+}
+
+void api_actions_dump(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    struct procstat ps;
+    if (api_target_check(rq->route->pid, 1, &ps, out) < 0) return;
+    dump(s, rq, out); /* the dump's worker holds the process busy itself */
 }

@@ -10,7 +10,7 @@
 /* GET /api/dumps/{id}: while the dump is written, 202 with its progress (and Retry-After); once done the core,
  * whole or the one range asked for (206; 416 beyond its end), sent from the descriptor; failed or cancelled: 410
  * with the reason. */
-static void download(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+void api_downloads_file(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
     int fd = -1;
     unsigned long long size = 0;
@@ -57,21 +57,25 @@ static void download(struct api_state *s, const struct api_request *rq, struct a
     out->length = len;
 }
 
-void api_downloads_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+/* GET /api/dumps: every dump's status. */
+void api_downloads_list(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)rq;
+    api_reply_json(out, 200, api_dumps_list(&s->dumps));
+}
+
+/* GET /api/dumps/{id}/status. */
+void api_downloads_status(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
     enum api_dump_state state;
-    switch (rq->route->id) {
-    case API_ROUTE_DUMPS: api_reply_json(out, 200, api_dumps_list(&s->dumps)); break;
-    case API_ROUTE_DUMP_STATUS: {
-        char *doc = api_dumps_status(&s->dumps, rq->route->rid, &state);
-        if (doc) api_reply_json(out, 200, doc);
-        else api_reply_error(out, 404, "no such dump");
-        break;
-    }
-    case API_ROUTE_DUMP_DELETE:
-        if (api_dumps_delete(&s->dumps, rq->route->rid)) api_reply_error(out, 404, "no such dump");
-        else out->status = 204;
-        break;
-    default: download(s, rq, out);
-    }
+    char *doc = api_dumps_status(&s->dumps, rq->route->rid, &state);
+    if (doc) api_reply_json(out, 200, doc);
+    else api_reply_error(out, 404, "no such dump");
+}
+
+/* DELETE /api/dumps/{id}: cancels it if it runs, removes the file: 204. */
+void api_downloads_delete(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    if (api_dumps_delete(&s->dumps, rq->route->rid)) api_reply_error(out, 404, "no such dump");
+    else out->status = 204;
 }

@@ -4,6 +4,9 @@
 #include "api_reply.h"
 #include "api_state.h"
 
-/* Answers rq (one of this module's routes) into out. */
-void api_downloads_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+/* The routes' handlers (api_route.h). */
+void api_downloads_list(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_downloads_file(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_downloads_status(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_downloads_delete(struct api_state *s, const struct api_request *rq, struct api_reply *out);
 #endif

@@ -4,16 +4,12 @@
 #define DIAGTOP_API_PAGE_H
 #include <stddef.h>
 
-#include "api_route.h"
+#include "api_reply.h"
 
-struct api_asset {
-    const char *data;
-    size_t len;
-    const char *content_type;
-};
-
-/* The asset a page route serves into out. Returns 0, or -1 for other routes. */
-int api_page_asset(enum api_route_id id, struct api_asset *out);
+/* The routes /, /explorer.js and /explorer.css: the asset, with the page's Content-Security-Policy. */
+void api_page_serve_html(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_page_serve_js(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_page_serve_css(struct api_state *s, const struct api_request *rq, struct api_reply *out);
 
 /* The embedded bytes (api_page_data.c, generated). */
 extern const char api_page_html[], api_page_js[], api_page_css[];

@@ -50,7 +50,8 @@ static int view_options(const struct api_request *rq, struct api_reply *out, str
     return 0;
 }
 
-static void list(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+/* GET /api/processes: the process table, as `diagtop -b --json`. */
+void api_processes_list(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
     struct procview_opts o;
     long limit;
@@ -71,7 +72,8 @@ static void list(struct api_state *s, const struct api_request *rq, struct api_r
     api_reply_json(out, 200, doc);
 }
 
-static void metrics(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+/* GET /metrics: Prometheus text (api_metrics). */
+void api_processes_metrics(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
     struct procview_opts o;
     long top;
@@ -95,8 +97,10 @@ static void metrics(struct api_state *s, const struct api_request *rq, struct ap
     out->len = len;
 }
 
-static void healthz(struct api_state *s, struct api_reply *out)
+/* GET /healthz: up, how many samples taken, whether read-only. */
+void api_processes_healthz(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
+    (void)rq;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "status", "ok");
     json_add_u64(o, "samples", s->mon.samples);
@@ -106,44 +110,67 @@ static void healthz(struct api_state *s, struct api_reply *out)
     api_reply_json(out, 200, doc);
 }
 
-/* GET /api/processes/{pid} and its sections: procinfo_json, as `diagtop info PID --json`. */
-static void details(const struct api_request *rq, struct api_reply *out)
+/* The sections of the route's process as procinfo_json, as `diagtop info PID --json` does. */
+static void info(const struct api_request *rq, struct api_reply *out, unsigned sections, double cpu_sample,
+                 int secrets)
 {
-    int pid = rq->route->pid, secrets = 0;
-    struct procstat ps;
-    if (api_target_check(pid, 0, &ps, out) < 0) return;
-    unsigned sections;
-    double cpu_sample = 0;
-    switch (rq->route->id) {
-    case API_ROUTE_THREADS: sections = PI_THREADS; cpu_sample = 0.1; break;
-    case API_ROUTE_MODULES: sections = PI_MODULES; break;
-    case API_ROUTE_FDS: sections = PI_FDS; break;
-    case API_ROUTE_ENVIRONMENT:
-        sections = PI_ENV;
-        if (api_arg_bool(rq, out, "show_secrets", &secrets) < 0) return;
-        if (secrets && api_require_admin(rq, out, "show_secrets") < 0) return;
-        break;
-    default: {
-        const char *list;
-        if (api_arg_text(rq, out, "section", 128, &list) < 0) return;
-        int m = list ? procinfo_parse_sections(list) : (int)(PI_ALL & ~PI_ENV);
-        if (m <= 0) {
-            api_reply_error(out, 400, "section: a list of general,memory,modules,fds,threads,env,io");
-            return;
-        }
-        sections = (unsigned)m;
-        if (sections & PI_THREADS) cpu_sample = 0.1;
-    }
-    }
     struct proc_info pi;
     char err[256];
-    int rc = procinfo_collect(pid, sections, cpu_sample, &pi, err, sizeof err);
+    int rc = procinfo_collect(rq->route->pid, sections, cpu_sample, &pi, err, sizeof err);
     if (rc < 0) {
         api_reply_error(out, api_status_of_errno(rc), "%s", err);
         return;
     }
     api_reply_json(out, 200, procinfo_json(&pi, secrets));
     procinfo_free(&pi);
+}
+
+static int target_check(const struct api_request *rq, struct api_reply *out)
+{
+    struct procstat ps;
+    return api_target_check(rq->route->pid, 0, &ps, out);
+}
+
+/* GET /api/processes/{pid}[?section=LIST]: every section but the environment unless asked. */
+void api_processes_details(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)s;
+    const char *list;
+    if (target_check(rq, out) < 0 || api_arg_text(rq, out, "section", 128, &list) < 0) return;
+    int m = list ? procinfo_parse_sections(list) : (int)(PI_ALL & ~PI_ENV);
+    if (m <= 0) {
+        api_reply_error(out, 400, "section: a list of general,memory,modules,fds,threads,env,io");
+        return;
+    }
+    info(rq, out, (unsigned)m, (m & PI_THREADS) ? 0.1 : 0, 0);
+}
+
+void api_processes_threads(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)s;
+    if (target_check(rq, out) == 0) info(rq, out, PI_THREADS, 0.1, 0);
+}
+
+void api_processes_modules(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)s;
+    if (target_check(rq, out) == 0) info(rq, out, PI_MODULES, 0, 0);
+}
+
+void api_processes_fds(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)s;
+    if (target_check(rq, out) == 0) info(rq, out, PI_FDS, 0, 0);
+}
+
+/* GET .../environment[?show_secrets=1]: values that look secret are masked unless an admin asks. */
+void api_processes_environment(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)s;
+    int secrets = 0;
+    if (target_check(rq, out) < 0 || api_arg_bool(rq, out, "show_secrets", &secrets) < 0) return;
+    if (secrets && api_require_admin(rq, out, "show_secrets") < 0) return;
+    info(rq, out, PI_ENV, 0, secrets);
 }
 
 /* The start time as /api/processes shows it: boot time + start ticks, ISO 8601 UTC. */
@@ -177,8 +204,9 @@ static int parse_signal(const char *s)
 
 /* DELETE /api/processes/{pid}: SIGTERM (or ?signal=) to the process, checked through a pidfd to be the one that
  * has this start time (?start_time= as /api/processes shows it, or the one it has now). */
-static void signal_process(const struct api_request *rq, struct api_reply *out)
+void api_processes_signal(struct api_state *s, const struct api_request *rq, struct api_reply *out)
 {
+    (void)s;
     int pid = rq->route->pid;
     const char *name, *start;
     if (api_arg_text(rq, out, "signal", 16, &name) < 0 || api_arg_text(rq, out, "start_time", 32, &start) < 0) return;
@@ -214,15 +242,4 @@ static void signal_process(const struct api_request *rq, struct api_reply *out)
     char *doc = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     api_reply_json(out, 200, doc);
-}
-
-void api_processes_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out)
-{
-    switch (rq->route->id) {
-    case API_ROUTE_PROCESSES: list(s, rq, out); break;
-    case API_ROUTE_METRICS: metrics(s, rq, out); break;
-    case API_ROUTE_HEALTHZ: healthz(s, out); break;
-    case API_ROUTE_SIGNAL: signal_process(rq, out); break;
-    default: details(rq, out); break;
-    }
 }

@@ -4,6 +4,14 @@
 #include "api_reply.h"
 #include "api_state.h"
 
-/* Answers rq (one of this module's routes) into out. */
-void api_processes_handle(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+/* The routes' handlers (api_route.h). */
+void api_processes_healthz(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_metrics(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_list(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_details(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_signal(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_threads(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_modules(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_fds(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+void api_processes_environment(struct api_state *s, const struct api_request *rq, struct api_reply *out);
 #endif

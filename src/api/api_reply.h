@@ -35,6 +35,7 @@ struct api_reply {
     char allow[64];        /* Allow, with a 405 */
     int retry_after;       /* seconds, 0: none */
     int accept_ranges;
+    int page;              /* the explorer page: its own Content-Security-Policy (its script and style) */
 };
 
 void api_reply_init(struct api_reply *r);

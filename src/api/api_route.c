@@ -6,37 +6,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct route_def {
-    enum api_route_id id;
-    unsigned methods; /* GET implies HEAD */
-    enum api_scope scope;
-    const char *pattern;
-    const char *params;
-} routes[] = {
-    {API_ROUTE_PAGE, API_GET, API_SCOPE_READ, "/", ""},
-    {API_ROUTE_PAGE_JS, API_GET, API_SCOPE_READ, "/explorer.js", ""},
-    {API_ROUTE_PAGE_CSS, API_GET, API_SCOPE_READ, "/explorer.css", ""},
-    {API_ROUTE_HEALTHZ, API_GET, API_SCOPE_READ, "/healthz", ""},
-    {API_ROUTE_METRICS, API_GET, API_SCOPE_READ, "/metrics", "top,sort,filter,user"},
-    {API_ROUTE_PROCESSES, API_GET, API_SCOPE_READ, "/api/processes", "sort,order,limit,user,filter"},
-    {API_ROUTE_PROCESS, API_GET, API_SCOPE_READ, "/api/processes/{pid}", "section"},
-    {API_ROUTE_SIGNAL, API_DELETE, API_SCOPE_ADMIN, "/api/processes/{pid}", "signal,start_time"},
-    {API_ROUTE_THREADS, API_GET, API_SCOPE_READ, "/api/processes/{pid}/threads", ""},
-    {API_ROUTE_MODULES, API_GET, API_SCOPE_READ, "/api/processes/{pid}/modules", ""},
-    {API_ROUTE_FDS, API_GET, API_SCOPE_READ, "/api/processes/{pid}/fds", ""},
-    {API_ROUTE_ENVIRONMENT, API_GET, API_SCOPE_READ, "/api/processes/{pid}/environment", "show_secrets"},
-    {API_ROUTE_STACK, API_GET, API_SCOPE_READ, "/api/processes/{pid}/stack", "native,no_stop,tid,source,timeout"},
-    {API_ROUTE_MEMSTATS, API_GET, API_SCOPE_READ, "/api/processes/{pid}/memstats", "native,timeout"},
-    {API_ROUTE_HEAP, API_GET, API_SCOPE_READ, "/api/processes/{pid}/heap", "diff,live,timeout"},
-    {API_ROUTE_GC, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/gc", "percent,timeout"},
-    {API_ROUTE_PROFILE, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/profile",
-     "seconds,hz,native,format,method,timeout"},
-    {API_ROUTE_DUMP, API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/dump", "full,filter,mode"},
-    {API_ROUTE_DUMPS, API_GET, API_SCOPE_ADMIN, "/api/dumps", ""},
-    {API_ROUTE_DUMP_FILE, API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}", ""},
-    {API_ROUTE_DUMP_DELETE, API_DELETE, API_SCOPE_ADMIN, "/api/dumps/{id}", ""},
-    {API_ROUTE_DUMP_STATUS, API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}/status", ""},
+#include "api_actions.h"
+#include "api_downloads.h"
+#include "api_page.h"
+#include "api_processes.h"
+
+/* Matched in order: the first row whose pattern and method fit answers. */
+static const struct api_route_def routes[] = {
+    {API_GET, API_SCOPE_READ, "/", "", api_page_serve_html},
+    {API_GET, API_SCOPE_READ, "/explorer.js", "", api_page_serve_js},
+    {API_GET, API_SCOPE_READ, "/explorer.css", "", api_page_serve_css},
+    {API_GET, API_SCOPE_READ, "/healthz", "", api_processes_healthz},
+    {API_GET, API_SCOPE_READ, "/metrics", "top,sort,filter,user", api_processes_metrics},
+    {API_GET, API_SCOPE_READ, "/api/processes", "sort,order,limit,user,filter", api_processes_list},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}", "section", api_processes_details},
+    {API_DELETE, API_SCOPE_ADMIN, "/api/processes/{pid}", "signal,start_time", api_processes_signal},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/threads", "", api_processes_threads},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/modules", "", api_processes_modules},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/fds", "", api_processes_fds},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/environment", "show_secrets", api_processes_environment},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/stack", "native,no_stop,tid,source,timeout", api_actions_stack},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/memstats", "native,timeout", api_actions_memstats},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/heap", "diff,live,timeout", api_actions_heap},
+    {API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/gc", "percent,timeout", api_actions_gc},
+    {API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/profile", "seconds,hz,native,format,method,timeout",
+     api_actions_profile},
+    {API_POST, API_SCOPE_ADMIN, "/api/processes/{pid}/dump", "full,filter,mode", api_actions_dump},
+    {API_GET, API_SCOPE_ADMIN, "/api/dumps", "", api_downloads_list},
+    {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_file},
+    {API_DELETE, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_delete},
+    {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}/status", "", api_downloads_status},
 };
+
+const struct api_route_def *api_route_table(size_t *n)
+{
+    *n = sizeof routes / sizeof routes[0];
+    return routes;
+}
 
 #define MAX_SEGMENTS 8
 
@@ -147,7 +153,7 @@ int api_route_parse(const char *method, const char *path, struct api_route *out,
             return fail(400, err, errlen, "%s", "'.' and '..' are not path segments of this API");
 
     unsigned offered = 0;
-    const struct route_def *hit = NULL;
+    const struct api_route_def *hit = NULL;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         if (!shape_matches(&sg, routes[i].pattern)) continue;
         unsigned ms = routes[i].methods | ((routes[i].methods & API_GET) ? API_HEAD : 0);
@@ -163,7 +169,7 @@ int api_route_parse(const char *method, const char *path, struct api_route *out,
                 used += (size_t)snprintf(allow + used, allowlen - used, "%s%s", used ? ", " : "", names[b]);
         return fail(405, err, errlen, "%s", "method not allowed on this path");
     }
-    out->id = hit->id;
+    out->handle = hit->handle;
     out->method = m;
     out->scope = hit->scope;
     out->pattern = hit->pattern;

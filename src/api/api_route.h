@@ -1,6 +1,6 @@
 /* api_route: the HTTP API's routes as a table (method, path pattern, the scope it needs, the query parameters it
- * takes), and the strict parser that maps a request line onto one. Pure: no I/O, no allocation, so it can be
- * fuzzed. Paths never name files: a {pid} is a decimal process id, an {id} a random resource id (api_id.h), and
+ * takes, the function that answers it), and the strict parser that maps a request line onto one. A new route is a
+ * row of the table and its handler. The parser is pure: no I/O, no allocation, so it can be fuzzed. Paths never name files: a {pid} is a decimal process id, an {id} a random resource id (api_id.h), and
  * any other segment must equal the table's text; ".", "..", empty segments and bytes outside [A-Za-z0-9._-] are
  * refused before matching. */
 #ifndef DIAGTOP_API_ROUTE_H
@@ -12,21 +12,32 @@
 #define API_PATH_MAX 512
 #define API_PID_MAX 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
 
-enum api_route_id {
-    API_ROUTE_PAGE, API_ROUTE_PAGE_JS, API_ROUTE_PAGE_CSS, API_ROUTE_HEALTHZ, API_ROUTE_METRICS,
-    API_ROUTE_PROCESSES, API_ROUTE_PROCESS, API_ROUTE_SIGNAL, API_ROUTE_THREADS, API_ROUTE_MODULES, API_ROUTE_FDS,
-    API_ROUTE_ENVIRONMENT, API_ROUTE_STACK, API_ROUTE_MEMSTATS, API_ROUTE_HEAP, API_ROUTE_GC, API_ROUTE_PROFILE,
-    API_ROUTE_DUMP, API_ROUTE_DUMPS, API_ROUTE_DUMP_FILE, API_ROUTE_DUMP_STATUS, API_ROUTE_DUMP_DELETE,
-    API_ROUTE_COUNT
-};
-
 enum api_method { API_GET = 1, API_HEAD = 2, API_POST = 4, API_DELETE = 8 };
 
 /* read: looking (GET); admin: anything that changes a process, dumps, secrets. */
 enum api_scope { API_SCOPE_NONE, API_SCOPE_READ, API_SCOPE_ADMIN };
 
+struct api_state;
+struct api_request;
+struct api_reply;
+/* Answers rq into out (api_reply.h); a reply without a status becomes a 500. */
+typedef void api_handler(struct api_state *s, const struct api_request *rq, struct api_reply *out);
+
+/* A row of the table. */
+struct api_route_def {
+    unsigned methods; /* enum api_method bits; GET implies HEAD */
+    enum api_scope scope;
+    const char *pattern;
+    const char *params;
+    api_handler *handle;
+};
+
+/* The table, n rows (for tests: every row has a handler). */
+const struct api_route_def *api_route_table(size_t *n);
+
+/* A request's route, as parsed. */
 struct api_route {
-    enum api_route_id id;
+    api_handler *handle;
     enum api_method method;
     enum api_scope scope;
     const char *pattern; /* "/api/processes/{pid}/stack" */

@@ -19,12 +19,8 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/text.h"
-#include "api_actions.h"
 #include "api_auth.h"
-#include "api_downloads.h"
 #include "api_libs.h"
-#include "api_page.h"
-#include "api_processes.h"
 #include "api_state.h"
 
 #define MEMORY_LIMIT (32 * 1024) /* request line + headers of one connection */
@@ -197,7 +193,7 @@ static void security_headers(struct api_server *s, struct MHD_Response *resp, in
 }
 
 /* Sends r (taking its body and descriptor). Returns MHD's result; *bytes gets the body's length. */
-static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c, struct api_reply *r, int page,
+static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c, struct api_reply *r,
                                   unsigned long long *bytes)
 {
     struct MHD_Response *resp;
@@ -215,7 +211,7 @@ static enum MHD_Result send_reply(struct api_server *s, struct MHD_Connection *c
         return MHD_NO;
     }
     if (r->content_type) api_libs()->add_response_header(resp, "Content-Type", r->content_type);
-    security_headers(s, resp, page);
+    security_headers(s, resp, r->page);
     if (r->location[0]) api_libs()->add_response_header(resp, "Location", r->location);
     if (r->disposition[0]) api_libs()->add_response_header(resp, "Content-Disposition", r->disposition);
     if (r->content_range[0]) api_libs()->add_response_header(resp, "Content-Range", r->content_range);
@@ -297,9 +293,9 @@ static const struct sockaddr *client_addr(struct MHD_Connection *c)
     return ci ? ci->client_addr : NULL;
 }
 
-/* Authenticates, routes, checks the scope and the query, and runs the handler into r. who gets the name. */
-static int handle(struct api_server *s, struct MHD_Connection *c, const char *url, const char *method,
-                  struct request_ctx *x, struct api_reply *r, char *who, size_t wholen, int *page)
+/* Who asks: 0 with the principal (its name in who), or -1 with the 429, 401 or 403 in r. */
+static int authenticate(struct api_server *s, struct MHD_Connection *c, struct api_reply *r, struct api_principal *p,
+                        char *who, size_t wholen)
 {
     const struct sockaddr *addr = client_addr(c);
     double now = clock_monotonic_seconds();
@@ -307,18 +303,26 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
     if (wait > 0) {
         api_reply_error(r, 429, "too many failed logins from this address: try again in %.0f s", ceil(wait));
         r->retry_after = (int)ceil(wait);
-        return 0;
+        return -1;
     }
-    struct api_principal p;
     enum api_auth_result ar =
-        api_auth_check(&s->auth, api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), now, &p);
+        api_auth_check(&s->auth, api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), now, p);
     if (ar != API_AUTH_OK) {
         if (ar == API_AUTH_BAD) api_auth_failed(&s->auth, addr, now);
         return api_reply_error(r, 401, ar == API_AUTH_BAD ? "wrong credentials" : "credentials needed");
     }
     api_auth_succeeded(&s->auth, addr);
-    snprintf(who, wholen, "%s", p.name);
+    snprintf(who, wholen, "%s", p->name);
     if (cross_site(s, c)) return api_reply_error(r, 403, "a request from another site (CORS is off)");
+    return 0;
+}
+
+/* Authenticates, routes, checks the scope and the query, and runs the route's handler into r. who gets the name. */
+static int handle(struct api_server *s, struct MHD_Connection *c, const char *url, const char *method,
+                  struct request_ctx *x, struct api_reply *r, char *who, size_t wholen)
+{
+    struct api_principal p;
+    if (authenticate(s, c, r, &p, who, wholen) < 0) return -1;
 
     struct api_route route;
     char allow[64], err[256];
@@ -338,29 +342,7 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
         return api_reply_error(r, 403, s->state.read_only ? "this server is read-only" : "this needs the admin scope");
 
     struct api_request rq = {&route, arg_of, header_of, x, p, s->state.read_only};
-    struct api_asset a;
-    switch (route.id) {
-    case API_ROUTE_PAGE: case API_ROUTE_PAGE_JS: case API_ROUTE_PAGE_CSS:
-        api_page_asset(route.id, &a);
-        r->status = 200;
-        r->content_type = a.content_type;
-        r->body = malloc(a.len ? a.len : 1);
-        if (!r->body) return api_reply_error(r, 500, "out of memory");
-        memcpy(r->body, a.data, a.len);
-        r->len = a.len;
-        *page = 1;
-        break;
-    case API_ROUTE_HEALTHZ: case API_ROUTE_METRICS: case API_ROUTE_PROCESSES: case API_ROUTE_PROCESS:
-    case API_ROUTE_SIGNAL: case API_ROUTE_THREADS: case API_ROUTE_MODULES: case API_ROUTE_FDS:
-    case API_ROUTE_ENVIRONMENT:
-        api_processes_handle(&s->state, &rq, r);
-        break;
-    case API_ROUTE_STACK: case API_ROUTE_MEMSTATS: case API_ROUTE_HEAP: case API_ROUTE_GC: case API_ROUTE_PROFILE:
-    case API_ROUTE_DUMP:
-        api_actions_handle(&s->state, &rq, r);
-        break;
-    default: api_downloads_handle(&s->state, &rq, r); break;
-    }
+    route.handle(&s->state, &rq, r);
     x->route = NULL; /* it lived on this stack */
     if (!r->status) api_reply_error(r, 500, "no reply");
     return 0;
@@ -377,7 +359,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct api_reply r;
     api_reply_init(&r);
     char who[API_AUTH_NAME_MAX + 8] = "";
-    int page = 0;
     if (!x) {
         /* The headers are in. A body is refused at once (and never read: MHD closes the connection); otherwise
          * the answer comes on the next call, when MHD knows the request is complete and can keep the
@@ -402,11 +383,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     } else {
         x->answered = 1;
-        handle(s, c, url, method, x, &r, who, sizeof who, &page);
+        handle(s, c, url, method, x, &r, who, sizeof who);
     }
     int status = r.status;
     unsigned long long bytes = 0;
-    enum MHD_Result ret = send_reply(s, c, &r, page, &bytes);
+    enum MHD_Result ret = send_reply(s, c, &r, &bytes);
     log_request(s, c, method, url, who, status, bytes, x->started);
     return ret;
 }
@@ -464,11 +445,10 @@ static void free_server(struct api_server *s)
     free(s);
 }
 
-int api_server_start(const struct api_server_config *c, struct api_server **out, char *url, size_t urllen, char *err,
-                     size_t errlen)
+/* The configuration's own checks, before anything is read or bound; ss gets the address. */
+static int check_config(const struct api_server_config *c, struct sockaddr_storage *ss, size_t *sslen, char *err,
+                        size_t errlen)
 {
-    *out = NULL;
-    if (!api_libs_load(err, errlen)) return -ENOENT; /* before any credential is read: they are hashed with it */
     if (!c->users_file && !c->tokens_file) {
         snprintf(err, errlen, "no credentials: give --users FILE (HTTP Basic) and/or --tokens FILE (bearer tokens); "
                  "the API never serves without them");
@@ -478,18 +458,18 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         snprintf(err, errlen, "TLS needs both --tls-cert and --tls-key");
         return -EINVAL;
     }
-    struct sockaddr_storage ss;
-    size_t sslen;
-    if (api_server_parse_listen(c->listen, &ss, &sslen, err, errlen) < 0) return -EINVAL;
-    if (!c->tls_cert && !api_server_is_loopback(&ss) && !c->allow_plaintext) {
+    if (api_server_parse_listen(c->listen, ss, sslen, err, errlen) < 0) return -EINVAL;
+    if (!c->tls_cert && !api_server_is_loopback(ss) && !c->allow_plaintext) {
         snprintf(err, errlen, "%s is not a loopback address: serving it without TLS would send credentials and dumps "
                  "in the clear; give --tls-cert and --tls-key, or --allow-plaintext if the network is trusted", c->listen);
         return -EINVAL;
     }
-    struct api_server *s = calloc(1, sizeof *s);
-    if (!s) return -ENOMEM;
-    pthread_mutex_init(&s->log_lock, NULL);
-    s->log = c->log;
+    return 0;
+}
+
+/* The users, the tokens, and the TLS certificate and key. */
+static int load_credentials(struct api_server *s, const struct api_server_config *c, char *err, size_t errlen)
+{
     int rc = api_auth_init(&s->auth, err, errlen);
     if (rc == 0 && c->users_file) rc = api_auth_load_users(&s->auth, c->users_file, err, errlen);
     if (rc == 0 && c->tokens_file) rc = api_auth_load_tokens(&s->auth, c->tokens_file, err, errlen);
@@ -498,15 +478,15 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         if (!(s->cert = read_pem(c->tls_cert, 0, err, errlen)) || !(s->key = read_pem(c->tls_key, 1, err, errlen)))
             rc = -EINVAL;
     }
-    if (rc < 0) {
-        free_server(s);
-        return rc;
-    }
+    return rc;
+}
+
+/* What the handlers share (api_state.h). */
+static int init_state(struct api_server *s, const struct api_server_config *c, char *err, size_t errlen)
+{
     struct api_state *st = &s->state;
-    if ((rc = api_monitor_init(&st->mon, c->sample_interval, err, errlen)) < 0) {
-        free_server(s);
-        return rc;
-    }
+    int rc = api_monitor_init(&st->mon, c->sample_interval, err, errlen);
+    if (rc < 0) return rc;
     api_busy_init(&st->busy);
     api_store_init(&st->heaps);
     s->have_state = 1;
@@ -515,15 +495,16 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
     s->have_dumps = 1;
     st->agent_timeout = c->agent_timeout > 0 ? c->agent_timeout : 5;
     st->read_only = c->read_only;
+    return 0;
+}
 
-    int fd = listen_on(&ss, sslen, s->tls, url, urllen, err, errlen);
-    if (fd < 0) {
-        free_server(s);
-        return fd;
-    }
+/* libmicrohttpd on the listening socket fd (closed if it will not start). */
+static int start_daemon(struct api_server *s, const struct api_server_config *c, int family, int fd, char *err,
+                        size_t errlen)
+{
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC;
-    if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (s->tls) flags |= MHD_USE_TLS;
     unsigned max = c->max_connections > 0 ? (unsigned)c->max_connections : 64;
     unsigned per_ip = max > 1 ? max / 2 : 1;
@@ -543,8 +524,30 @@ int api_server_start(const struct api_server_config *c, struct api_server **out,
         close(fd);
         snprintf(err, errlen, "libmicrohttpd would not start%s", s->tls ? " (is the certificate and key a pair of PEM "
                  "files?)" : "");
-        free_server(s);
         return -EINVAL;
+    }
+    return 0;
+}
+
+int api_server_start(const struct api_server_config *c, struct api_server **out, char *url, size_t urllen, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    if (!api_libs_load(err, errlen)) return -ENOENT; /* before any credential is read: they are hashed with it */
+    struct sockaddr_storage ss;
+    size_t sslen;
+    int rc = check_config(c, &ss, &sslen, err, errlen);
+    if (rc < 0) return rc;
+    struct api_server *s = calloc(1, sizeof *s);
+    if (!s) return -ENOMEM;
+    pthread_mutex_init(&s->log_lock, NULL);
+    s->log = c->log;
+    int fd = -1;
+    if ((rc = load_credentials(s, c, err, errlen)) < 0 || (rc = init_state(s, c, err, errlen)) < 0 ||
+        (rc = fd = listen_on(&ss, sslen, s->tls, url, urllen, err, errlen)) < 0 ||
+        (rc = start_daemon(s, c, ss.ss_family, fd, err, errlen)) < 0) {
+        free_server(s);
+        return rc;
     }
     *out = s;
     return 0;

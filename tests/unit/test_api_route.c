@@ -1,15 +1,21 @@
-/* The HTTP API's route table and parsers (api_route, api_range, api_id): every route maps, hostile paths are
- * refused with the right status, and a mutation fuzzer (deterministic, a few hundred thousand inputs under
- * ASan/UBSan) checks that whatever the bytes, the parser answers with a known status and a route it accepts is
- * exactly its pattern with a valid pid or id in the placeholders. */
+/* The HTTP API's route table and parsers (api_route, api_range, api_id): every route maps onto its handler, every
+ * row of the table has one and is reached, hostile paths are refused with the right status, and a mutation fuzzer
+ * (deterministic, a few hundred thousand inputs under ASan/UBSan) checks that whatever the bytes, the parser
+ * answers with a known status and a route it accepts is exactly its pattern with a valid pid or id in the
+ * placeholders, and a handler. */
 #include <stdint.h>
 
 #include "check.h"
+#include "api/api_actions.h"
+#include "api/api_downloads.h"
 #include "api/api_id.h"
+#include "api/api_page.h"
+#include "api/api_processes.h"
 #include "api/api_range.h"
 #include "api/api_route.h"
 
-static const char *ID = "0123456789abcdef0123456789abcdef";
+#define ID_TEXT "0123456789abcdef0123456789abcdef"
+static const char *ID = ID_TEXT;
 
 static int parse(const char *method, const char *path, struct api_route *r)
 {
@@ -21,50 +27,103 @@ static void every_route_maps(void)
 {
     static const struct {
         const char *method, *path;
-        enum api_route_id id;
+        api_handler *handle;
         enum api_scope scope;
         int pid;
     } cases[] = {
-        {"GET", "/", API_ROUTE_PAGE, API_SCOPE_READ, 0},
-        {"GET", "/explorer.js", API_ROUTE_PAGE_JS, API_SCOPE_READ, 0},
-        {"GET", "/explorer.css", API_ROUTE_PAGE_CSS, API_SCOPE_READ, 0},
-        {"GET", "/healthz", API_ROUTE_HEALTHZ, API_SCOPE_READ, 0},
-        {"HEAD", "/healthz", API_ROUTE_HEALTHZ, API_SCOPE_READ, 0},
-        {"GET", "/metrics", API_ROUTE_METRICS, API_SCOPE_READ, 0},
-        {"GET", "/api/processes", API_ROUTE_PROCESSES, API_SCOPE_READ, 0},
-        {"GET", "/api/processes/1", API_ROUTE_PROCESS, API_SCOPE_READ, 1},
-        {"DELETE", "/api/processes/42", API_ROUTE_SIGNAL, API_SCOPE_ADMIN, 42},
-        {"GET", "/api/processes/4194304/threads", API_ROUTE_THREADS, API_SCOPE_READ, 4194304},
-        {"GET", "/api/processes/7/modules", API_ROUTE_MODULES, API_SCOPE_READ, 7},
-        {"GET", "/api/processes/7/fds", API_ROUTE_FDS, API_SCOPE_READ, 7},
-        {"GET", "/api/processes/7/environment", API_ROUTE_ENVIRONMENT, API_SCOPE_READ, 7},
-        {"GET", "/api/processes/7/stack", API_ROUTE_STACK, API_SCOPE_READ, 7},
-        {"GET", "/api/processes/7/memstats", API_ROUTE_MEMSTATS, API_SCOPE_READ, 7},
-        {"GET", "/api/processes/7/heap", API_ROUTE_HEAP, API_SCOPE_READ, 7},
-        {"POST", "/api/processes/7/gc", API_ROUTE_GC, API_SCOPE_ADMIN, 7},
-        {"POST", "/api/processes/7/profile", API_ROUTE_PROFILE, API_SCOPE_ADMIN, 7},
-        {"POST", "/api/processes/7/dump", API_ROUTE_DUMP, API_SCOPE_ADMIN, 7},
-        {"GET", "/api/dumps", API_ROUTE_DUMPS, API_SCOPE_ADMIN, 0},
+        {"GET", "/", api_page_serve_html, API_SCOPE_READ, 0},
+        {"GET", "/explorer.js", api_page_serve_js, API_SCOPE_READ, 0},
+        {"GET", "/explorer.css", api_page_serve_css, API_SCOPE_READ, 0},
+        {"GET", "/healthz", api_processes_healthz, API_SCOPE_READ, 0},
+        {"HEAD", "/healthz", api_processes_healthz, API_SCOPE_READ, 0},
+        {"GET", "/metrics", api_processes_metrics, API_SCOPE_READ, 0},
+        {"GET", "/api/processes", api_processes_list, API_SCOPE_READ, 0},
+        {"GET", "/api/processes/1", api_processes_details, API_SCOPE_READ, 1},
+        {"HEAD", "/api/processes/1", api_processes_details, API_SCOPE_READ, 1},
+        {"DELETE", "/api/processes/42", api_processes_signal, API_SCOPE_ADMIN, 42},
+        {"GET", "/api/processes/4194304/threads", api_processes_threads, API_SCOPE_READ, 4194304},
+        {"GET", "/api/processes/7/modules", api_processes_modules, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/fds", api_processes_fds, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/environment", api_processes_environment, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/stack", api_actions_stack, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/memstats", api_actions_memstats, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/heap", api_actions_heap, API_SCOPE_READ, 7},
+        {"POST", "/api/processes/7/gc", api_actions_gc, API_SCOPE_ADMIN, 7},
+        {"POST", "/api/processes/7/profile", api_actions_profile, API_SCOPE_ADMIN, 7},
+        {"POST", "/api/processes/7/dump", api_actions_dump, API_SCOPE_ADMIN, 7},
+        {"GET", "/api/dumps", api_downloads_list, API_SCOPE_ADMIN, 0},
+        {"GET", "/api/dumps/" ID_TEXT, api_downloads_file, API_SCOPE_ADMIN, 0},
+        {"HEAD", "/api/dumps/" ID_TEXT, api_downloads_file, API_SCOPE_ADMIN, 0},
+        {"DELETE", "/api/dumps/" ID_TEXT, api_downloads_delete, API_SCOPE_ADMIN, 0},
+        {"GET", "/api/dumps/" ID_TEXT "/status", api_downloads_status, API_SCOPE_ADMIN, 0},
     };
+    size_t nrows;
+    const struct api_route_def *rows = api_route_table(&nrows);
+    int reached[64] = {0};
+    CHECK(nrows <= sizeof reached / sizeof reached[0]);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct api_route r;
-        CHECK_INT(parse(cases[i].method, cases[i].path, &r), 0);
-        CHECK_INT(r.id, cases[i].id);
+        int st = parse(cases[i].method, cases[i].path, &r);
+        if (st || r.handle != cases[i].handle) printf("  %s %s\n", cases[i].method, cases[i].path);
+        CHECK_INT(st, 0);
+        CHECK(r.handle == cases[i].handle);
         CHECK_INT(r.scope, cases[i].scope);
         CHECK_INT(r.pid, cases[i].pid);
+        for (size_t k = 0; k < nrows && k < sizeof reached / sizeof reached[0]; k++)
+            if (rows[k].handle == r.handle && rows[k].pattern == r.pattern) reached[k] = 1;
     }
-    char path[128];
+    /* The cases cover the whole table: a new row needs its case here. */
+    for (size_t k = 0; k < nrows && k < sizeof reached / sizeof reached[0]; k++) {
+        if (!reached[k]) printf("  no case for %s\n", rows[k].pattern);
+        CHECK(reached[k]);
+    }
     struct api_route r;
-    snprintf(path, sizeof path, "/api/dumps/%s", ID);
-    CHECK_INT(parse("GET", path, &r), 0);
-    CHECK_INT(r.id, API_ROUTE_DUMP_FILE);
+    CHECK_INT(parse("GET", "/api/dumps/" ID_TEXT "/status", &r), 0);
     CHECK_STR(r.rid, ID);
-    CHECK_INT(parse("DELETE", path, &r), 0);
-    CHECK_INT(r.id, API_ROUTE_DUMP_DELETE);
-    CHECK_INT(r.scope, API_SCOPE_ADMIN);
-    snprintf(path, sizeof path, "/api/dumps/%s/status", ID);
-    CHECK_INT(parse("GET", path, &r), 0);
-    CHECK_INT(r.id, API_ROUTE_DUMP_STATUS);
+}
+
+/* A path that fits the pattern: 7 for {pid}, ID for {id}. */
+static void fill_pattern(const char *pattern, char *path, size_t n)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + API_ID_LEN + 1 < n;) {
+        const char *with = !strncmp(p, "{pid}", 5) ? "7" : !strncmp(p, "{id}", 4) ? ID : NULL;
+        if (with) {
+            o += (size_t)snprintf(path + o, n - o, "%s", with);
+            p = strchr(p, '}') + 1;
+        } else {
+            path[o++] = *p++;
+        }
+    }
+    path[o] = '\0';
+}
+
+/* Every row answers with a function, needs a scope, takes a method, and is reached by its own pattern (none is
+ * hidden behind an earlier row). */
+static void every_row_has_a_handler(void)
+{
+    size_t n;
+    const struct api_route_def *rows = api_route_table(&n);
+    CHECK(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        const struct api_route_def *d = &rows[i];
+        if (!d->handle || d->scope == API_SCOPE_NONE || !d->methods || d->pattern[0] != '/' || !d->params)
+            printf("  row %zu: %s\n", i, d->pattern);
+        CHECK(d->handle != NULL);
+        CHECK(d->scope != API_SCOPE_NONE);
+        CHECK(d->methods != 0);
+        CHECK(d->pattern[0] == '/' && d->params != NULL);
+        char path[API_PATH_MAX];
+        fill_pattern(d->pattern, path, sizeof path);
+        static const char *const names[] = {"GET", "HEAD", "POST", "DELETE"};
+        for (int b = 0; b < 4; b++) {
+            if (!(d->methods & (1u << b))) continue;
+            struct api_route r;
+            CHECK_INT(parse(names[b], path, &r), 0);
+            CHECK(r.handle == d->handle && r.pattern == d->pattern && r.scope == d->scope);
+            CHECK_INT((int)r.method, (int)(1u << b));
+        }
+    }
 }
 
 static void hostile_paths_are_refused(void)
@@ -297,7 +356,7 @@ static void fuzz_route_parser(void)
         int st = api_route_parse(m, buf, &r, allow, sizeof allow, err, sizeof err);
         int known = st == 0 || st == 400 || st == 404 || st == 405 || st == 414 || st == 501;
         if (!known || (st && (!memchr(err, 0, sizeof err) || !err[0])) ||
-            (st == 0 && (!route_is_its_pattern(&r, buf) || r.scope == API_SCOPE_NONE)) ||
+            (st == 0 && (!route_is_its_pattern(&r, buf) || r.scope == API_SCOPE_NONE || !r.handle)) ||
             (st == 405 && !allow[0])) {
             printf("  fuzz: %s '%s' -> %d (%s)\n", m, buf, st, st ? err : r.pattern);
             check_failed_in_test = 1;
@@ -333,6 +392,7 @@ int main(void)
 {
     check_suite = "api_route";
     RUN(every_route_maps);
+    RUN(every_row_has_a_handler);
     RUN(hostile_paths_are_refused);
     RUN(parameters_are_per_route_and_strict);
     RUN(ranges);
