@@ -105,7 +105,135 @@ static int parse_pid(const char *s, int *out)
     return 0;
 }
 
-/* Options each command takes, as getopt_long sees them. */
+/* ---- options: one helper per option with a value, each printing its own complaint (-1) ---- */
+
+static int opt_watch(struct runtime_cli *c, const char *v)
+{
+    double secs;
+    if (text_parse_seconds(v, &secs) < 0 || secs < 0.1 || secs > 86400) {
+        fprintf(stderr, "diagtop %s: --watch: '%s' is not a number of seconds (0.1 to 86400)\n", c->name, v);
+        return -1;
+    }
+    c->watch = secs;
+    return 0;
+}
+
+static int opt_count(struct runtime_cli *c, const char *v)
+{
+    if (text_parse_u64(v, &c->count) < 0 || c->count == 0 || c->count > 1000000) {
+        fprintf(stderr, "diagtop %s: --count: '%s' is not a number of snapshots (1 to 1000000)\n", c->name, v);
+        return -1;
+    }
+    return 0;
+}
+
+/* --timeout ('T') and --duration ('d'): the same range; -d also tells the profile its length was chosen. */
+static int opt_seconds(struct runtime_cli *c, int opt, const char *v)
+{
+    double secs;
+    if (text_parse_seconds(v, &secs) < 0 || secs <= 0 || secs > 3600) {
+        fprintf(stderr, "diagtop %s: %s: '%s' is not a number of seconds (up to 3600)\n", c->name,
+                opt == 'T' ? "--timeout" : "--duration", v);
+        return -1;
+    }
+    if (opt == 'T') c->rq.timeout = secs;
+    else c->rq.seconds = secs;
+    c->seconds_set |= opt == 'd';
+    return 0;
+}
+
+/* --rate ('r') and --tid ('t'): positive numbers, each with its own bound. */
+static int opt_number(struct runtime_cli *c, int opt, const char *v)
+{
+    unsigned long long n;
+    if (text_parse_u64(v, &n) < 0 || n == 0 || n > (opt == 'r' ? 10000 : 0x3FFFFFFF)) {
+        fprintf(stderr, "diagtop %s: %s: '%s' is not %s\n", c->name, opt == 'r' ? "--rate" : "--tid", v,
+                opt == 'r' ? "a rate in Hz (1 to 10000)" : "a thread id");
+        return -1;
+    }
+    if (opt == 'r') c->hz = (int)n;
+    else c->tid = (int)n;
+    return 0;
+}
+
+static int opt_format(struct runtime_cli *c, const char *v)
+{
+    static const char *const formats[] = {"text", "json", "folded", "svg", "pprof"};
+    size_t k = 0;
+    while (k < sizeof formats / sizeof formats[0] && strcmp(v, formats[k])) k++;
+    if (k == sizeof formats / sizeof formats[0]) {
+        fprintf(stderr, "diagtop %s: --format: '%s' is not one of text, json, folded, svg, pprof\n", c->name, v);
+        return -1;
+    }
+    c->format = formats[k];
+    return 0;
+}
+
+static int opt_method(struct runtime_cli *c, const char *v)
+{
+    if (strcmp(v, "perf") && strcmp(v, "ptrace")) {
+        fprintf(stderr, "diagtop %s: --method: '%s' is not perf or ptrace\n", c->name, v);
+        return -1;
+    }
+    c->method = v[1] == 'e' ? CPU_METHOD_PERF : CPU_METHOD_PTRACE;
+    return 0;
+}
+
+/* -1 is a percentage here: Go's GOGC=off. */
+static int opt_percent(struct runtime_cli *c, const char *v)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < -1 || n > 100000) {
+        fprintf(stderr, "diagtop %s: --percent: '%s' is not a GC percentage (-1 for off)\n", c->name, v);
+        return -1;
+    }
+    c->rq.set_gc_percent = 1;
+    c->rq.gc_percent = (int)n;
+    return 0;
+}
+
+/* One option the command takes (parse checked that), with its value v. Returns 0 or -1. */
+static int set_option(struct runtime_cli *c, int opt, const char *v)
+{
+    switch (opt) {
+    case 'j': c->json = 1; return 0;
+    case 'n': c->native = 1; return 0;
+    case 'a': c->all = 1; return 0;
+    case 'l': c->rq.live = 1; return 0;
+    case 'o': c->output = v; return 0;
+    case 'D': c->diff = v; return 0;
+    case 'W': return opt_watch(c, v);
+    case 'N': return opt_count(c, v);
+    case 'T':
+    case 'd': return opt_seconds(c, opt, v);
+    case 'r':
+    case 't': return opt_number(c, opt, v);
+    case 'f': return opt_format(c, v);
+    case 'M': return opt_method(c, v);
+    case 'p': return opt_percent(c, v);
+    }
+    return 0;
+}
+
+/* What comes after the options: exactly one process id; and --count only means something with --watch. */
+static int check_rest(struct runtime_cli *c, int argc, char **argv)
+{
+    if (c->count && !c->watch) {
+        fprintf(stderr, "diagtop %s: --count goes with --watch\n", c->name);
+        return -1;
+    }
+    if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
+        fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
+                runtime_usage);
+        return -1;
+    }
+    c->rq.pid = c->pid;
+    return 0;
+}
+
+/* Options each command takes, as getopt_long sees them: every command knows every option's name, and refuses
+ * the ones it does not take (allowed) as unknown. Returns 0, 1 (--help shown) or -1. */
 static int parse(struct runtime_cli *c, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -120,7 +248,6 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         {0, 0, 0, 0}};
     static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDaWN",
                                           [CMD_PROFILE] = "jTodnrftM"};
-    static const char *const formats[] = {"text", "json", "folded", "svg", "pprof"};
     int opt;
     optind = 1;
     opterr = 0;
@@ -137,93 +264,9 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
             fprintf(stderr, "diagtop %s: unknown option %s\n%s", c->name, argv[optind - 1], runtime_usage);
             return -1;
         }
-        double secs;
-        switch (opt) {
-        case 'j': c->json = 1; break;
-        case 'n': c->native = 1; break;
-        case 'a': c->all = 1; break;
-        case 'l': c->rq.live = 1; break;
-        case 'o': c->output = optarg; break;
-        case 'D': c->diff = optarg; break;
-        case 'W':
-            if (text_parse_seconds(optarg, &secs) < 0 || secs < 0.1 || secs > 86400) {
-                fprintf(stderr, "diagtop %s: --watch: '%s' is not a number of seconds (0.1 to 86400)\n", c->name, optarg);
-                return -1;
-            }
-            c->watch = secs;
-            break;
-        case 'N':
-            if (text_parse_u64(optarg, &c->count) < 0 || c->count == 0 || c->count > 1000000) {
-                fprintf(stderr, "diagtop %s: --count: '%s' is not a number of snapshots (1 to 1000000)\n", c->name,
-                        optarg);
-                return -1;
-            }
-            break;
-        case 'T':
-        case 'd':
-            if (text_parse_seconds(optarg, &secs) < 0 || secs <= 0 || secs > 3600) {
-                fprintf(stderr, "diagtop %s: %s: '%s' is not a number of seconds (up to 3600)\n", c->name,
-                        opt == 'T' ? "--timeout" : "--duration", optarg);
-                return -1;
-            }
-            if (opt == 'T') c->rq.timeout = secs;
-            else c->rq.seconds = secs;
-            c->seconds_set |= opt == 'd';
-            break;
-        case 'r':
-        case 't': {
-            unsigned long long v;
-            if (text_parse_u64(optarg, &v) < 0 || v == 0 || v > (opt == 'r' ? 10000 : 0x3FFFFFFF)) {
-                fprintf(stderr, "diagtop %s: %s: '%s' is not %s\n", c->name, opt == 'r' ? "--rate" : "--tid", optarg,
-                        opt == 'r' ? "a rate in Hz (1 to 10000)" : "a thread id");
-                return -1;
-            }
-            if (opt == 'r') c->hz = (int)v;
-            else c->tid = (int)v;
-            break;
-        }
-        case 'f': {
-            size_t k = 0;
-            while (k < sizeof formats / sizeof formats[0] && strcmp(optarg, formats[k])) k++;
-            if (k == sizeof formats / sizeof formats[0]) {
-                fprintf(stderr, "diagtop %s: --format: '%s' is not one of text, json, folded, svg, pprof\n", c->name,
-                        optarg);
-                return -1;
-            }
-            c->format = formats[k];
-            break;
-        }
-        case 'M':
-            if (strcmp(optarg, "perf") && strcmp(optarg, "ptrace")) {
-                fprintf(stderr, "diagtop %s: --method: '%s' is not perf or ptrace\n", c->name, optarg);
-                return -1;
-            }
-            c->method = optarg[1] == 'e' ? CPU_METHOD_PERF : CPU_METHOD_PTRACE;
-            break;
-        case 'p': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < -1 || v > 100000) {
-                fprintf(stderr, "diagtop %s: --percent: '%s' is not a GC percentage (-1 for off)\n", c->name, optarg);
-                return -1;
-            }
-            c->rq.set_gc_percent = 1;
-            c->rq.gc_percent = (int)v;
-            break;
-        }
-        }
+        if (set_option(c, opt, optarg) < 0) return -1;
     }
-    if (c->count && !c->watch) {
-        fprintf(stderr, "diagtop %s: --count goes with --watch\n", c->name);
-        return -1;
-    }
-    if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
-        fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
-                runtime_usage);
-        return -1;
-    }
-    c->rq.pid = c->pid;
-    return 0;
+    return check_rest(c, argc, argv);
 }
 
 /* ---- output ---- */

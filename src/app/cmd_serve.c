@@ -84,7 +84,22 @@ static int seconds_arg(const char *name, const char *v, double max, double *out)
     return 0;
 }
 
-int cmd_serve(int argc, char **argv)
+static int max_connections_arg(const char *v, int *out)
+{
+    unsigned long long n;
+    if (text_parse_u64(v, &n) < 0 || n < 1 || n > 1024) {
+        fprintf(stderr, "diagtop serve: --max-connections: '%s' is not a number from 1 to 1024\n", v);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+#define SERVE_RUN (-1) /* serve_options: the options are good, start the server */
+
+/* The options into c (and *dump_opt, resolved later against the config file). Returns SERVE_RUN, or the exit
+ * status when there is nothing to serve: --help, --hash-password, or a bad option. */
+static int serve_options(struct api_server_config *c, const char **dump_opt, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"listen", required_argument, 0, 'l'},        {"users", required_argument, 0, 'u'},
@@ -95,42 +110,32 @@ int cmd_serve(int argc, char **argv)
         {"sample-interval", required_argument, 0, 'i'}, {"quiet", no_argument, 0, 'q'},
         {"hash-password", no_argument, 0, 'H'},       {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    struct api_server_config c;
-    api_server_config_default(&c);
-    c.log = stderr;
-    const char *dump_opt = NULL;
     int opt;
     double secs;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'l': c.listen = optarg; break;
-        case 'u': c.users_file = optarg; break;
-        case 't': c.tokens_file = optarg; break;
-        case 'c': c.tls_cert = optarg; break;
-        case 'k': c.tls_key = optarg; break;
-        case 'r': c.read_only = 1; break;
-        case 'D': dump_opt = optarg; break;
-        case 'P': c.allow_plaintext = 1; break;
-        case 'q': c.log = NULL; break;
+        case 'l': c->listen = optarg; break;
+        case 'u': c->users_file = optarg; break;
+        case 't': c->tokens_file = optarg; break;
+        case 'c': c->tls_cert = optarg; break;
+        case 'k': c->tls_key = optarg; break;
+        case 'r': c->read_only = 1; break;
+        case 'D': *dump_opt = optarg; break;
+        case 'P': c->allow_plaintext = 1; break;
+        case 'q': c->log = NULL; break;
         case 'H': return hash_password();
-        case 'm': {
-            unsigned long long v;
-            if (text_parse_u64(optarg, &v) < 0 || v < 1 || v > 1024) {
-                fprintf(stderr, "diagtop serve: --max-connections: '%s' is not a number from 1 to 1024\n", optarg);
-                return 2;
-            }
-            c.max_connections = (int)v;
+        case 'm':
+            if (max_connections_arg(optarg, &c->max_connections) < 0) return 2;
             break;
-        }
         case 'T':
             if (seconds_arg("--client-timeout", optarg, 3600, &secs) < 0) return 2;
-            c.client_timeout = secs < 1 ? 1 : (int)secs;
+            c->client_timeout = secs < 1 ? 1 : (int)secs;
             break;
         case 'i':
-            if (!strcmp(optarg, "0")) c.sample_interval = 0;
-            else if (seconds_arg("--sample-interval", optarg, 3600, &c.sample_interval) < 0) return 2;
+            if (!strcmp(optarg, "0")) c->sample_interval = 0;
+            else if (seconds_arg("--sample-interval", optarg, 3600, &c->sample_interval) < 0) return 2;
             break;
         case 'h': fputs(serve_usage, stdout); return 0;
         case ':': fprintf(stderr, "diagtop serve: %s needs a value\n", argv[optind - 1]); return 2;
@@ -141,42 +146,71 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "diagtop serve: unexpected argument '%s'\n%s", argv[optind], serve_usage);
         return 2;
     }
+    return SERVE_RUN;
+}
+
+/* What the config file adds (agent timeout, dump directory), and a dump directory checked writable now: a dump
+ * asked for over HTTP should not be the first to find out. dir is where c->dump_dir points. */
+static int serve_settings(struct api_server_config *c, const char *dump_opt, char *dir, size_t dirlen)
+{
     struct settings s;
-    char config[4096], ignored[256], dir[4096], err[1024];
+    char config[4096], ignored[256], err[1024];
     settings_defaults(&s);
     if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
-    if (dump_directory(dump_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+    if (dump_directory(dump_opt, s.dump_dir, dir, dirlen, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop serve: %s\n", err);
-        return 1;
+        return -1;
     }
     if (access(dir, W_OK | X_OK) < 0) {
         fprintf(stderr, "diagtop serve: the dump directory %s is not writable: %s\n", dir, strerror(errno));
-        return 1;
+        return -1;
     }
-    c.dump_dir = dir;
-    c.agent_timeout = s.agent_timeout;
+    c->dump_dir = dir;
+    c->agent_timeout = s.agent_timeout;
+    return 0;
+}
 
-    /* The quit signals are taken by sigwait here, never by a handler: every thread the server starts inherits
-     * them blocked. A closed connection is an error code, not a death. */
-    sigset_t quit;
-    sigemptyset(&quit);
-    sigaddset(&quit, SIGINT);
-    sigaddset(&quit, SIGTERM);
-    sigaddset(&quit, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &quit, NULL);
+/* The quit signals are taken by sigwait here, never by a handler: every thread the server starts inherits them
+ * blocked (so this runs before the server starts). A closed connection is an error code, not a death. */
+static void block_quit_signals(sigset_t *quit)
+{
+    sigemptyset(quit);
+    sigaddset(quit, SIGINT);
+    sigaddset(quit, SIGTERM);
+    sigaddset(quit, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, quit, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
+/* Serves until a quit signal, then stops the server (its connections and workers) before returning. */
+static int serve_until_signal(const struct api_server_config *c, const sigset_t *quit)
+{
     struct api_server *srv;
-    char url[128];
-    if (api_server_start(&c, &srv, url, sizeof url, err, sizeof err) < 0) {
+    char url[128], err[1024];
+    if (api_server_start(c, &srv, url, sizeof url, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop serve: %s\n", err);
         return 1;
     }
-    printf("diagtop serve: listening on %s (dumps in %s%s)\n", url, dir, c.read_only ? "; read-only" : "");
+    printf("diagtop serve: listening on %s (dumps in %s%s)\n", url, c->dump_dir, c->read_only ? "; read-only" : "");
     fflush(stdout);
     int sig = 0;
-    while (sigwait(&quit, &sig) != 0) {}
-    if (c.log) fprintf(c.log, "diagtop serve: %s: stopping\n", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
+    while (sigwait(quit, &sig) != 0) {}
+    if (c->log) fprintf(c->log, "diagtop serve: %s: stopping\n", sigabbrev_np(sig) ? sigabbrev_np(sig) : "signal");
     api_server_stop(srv);
     return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct api_server_config c;
+    api_server_config_default(&c);
+    c.log = stderr;
+    const char *dump_opt = NULL;
+    int rc = serve_options(&c, &dump_opt, argc, argv);
+    if (rc != SERVE_RUN) return rc;
+    char dir[4096];
+    if (serve_settings(&c, dump_opt, dir, sizeof dir) < 0) return 1;
+    sigset_t quit;
+    block_quit_signals(&quit);
+    return serve_until_signal(&c, &quit);
 }

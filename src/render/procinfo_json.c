@@ -124,6 +124,97 @@ static char *hex(char *buf, size_t n, unsigned long long v)
     return buf;
 }
 
+/* Each section below adds its object to doc and its one-line reason, if any, to errors; procinfo_json calls them
+ * in the order the document's keys have always had. */
+
+static void add_memory(cJSON *doc, cJSON *errors, const struct proc_info *pi)
+{
+    cJSON_AddItemToObject(doc, "memory", memory_json(&pi->memory));
+    add_error(errors, "memory", pi->memory_err);
+    add_error(errors, "smaps_rollup", pi->smaps_err);
+}
+
+static void add_modules(cJSON *doc, cJSON *errors, const struct proc_info *pi)
+{
+    cJSON *a = cJSON_AddArrayToObject(doc, "modules");
+    char b1[32], b2[32];
+    for (int i = 0; i < pi->nmodules; i++) {
+        const struct pi_module *m = &pi->modules[i];
+        cJSON *o = cJSON_CreateObject();
+        json_add_string_or_null(o, "path", m->path);
+        cJSON_AddStringToObject(o, "start", hex(b1, sizeof b1, m->start));
+        cJSON_AddStringToObject(o, "end", hex(b2, sizeof b2, m->end));
+        json_add_u64(o, "mapped_bytes", m->size);
+        cJSON_AddStringToObject(o, "perms", m->perms);
+        cJSON_AddBoolToObject(o, "shared_object", m->shared_object);
+        cJSON_AddItemToArray(a, o);
+    }
+    add_error(errors, "modules", pi->modules_err);
+}
+
+static void add_fds(cJSON *doc, cJSON *errors, const struct proc_info *pi)
+{
+    cJSON *f = cJSON_AddObjectToObject(doc, "fds");
+    add_bytes_or_null(f, "soft_limit", pi->fd_soft_limit);
+    cJSON *a = cJSON_AddArrayToObject(f, "open");
+    for (int i = 0; i < pi->nfds; i++) {
+        cJSON *o = cJSON_CreateObject();
+        json_add_i64(o, "fd", pi->fds[i].fd);
+        cJSON_AddStringToObject(o, "type", pi->fds[i].type);
+        json_add_string_or_null(o, "target", pi->fds[i].target);
+        cJSON_AddItemToArray(a, o);
+    }
+    add_error(errors, "fds", pi->fds_err);
+}
+
+static void add_threads(cJSON *doc, cJSON *errors, const struct proc_info *pi)
+{
+    cJSON *a = cJSON_AddArrayToObject(doc, "threads");
+    for (int i = 0; i < pi->nthreads; i++) {
+        const struct pi_thread *t = &pi->threads[i];
+        cJSON *o = cJSON_CreateObject();
+        json_add_i64(o, "tid", t->tid);
+        json_add_bytes(o, "name", t->name, strlen(t->name));
+        char st[2] = {t->state, 0};
+        cJSON_AddStringToObject(o, "state", st);
+        if (t->cpu_percent >= 0) json_add_fixed(o, "cpu_percent", t->cpu_percent, 1);
+        else cJSON_AddNullToObject(o, "cpu_percent");
+        json_add_fixed(o, "user_cpu_time", t->utime, 2);
+        json_add_fixed(o, "system_cpu_time", t->stime, 2);
+        json_add_string_or_null(o, "wchan", t->wchan[0] ? t->wchan : NULL);
+        cJSON_AddItemToArray(a, o);
+    }
+    add_error(errors, "threads", pi->threads_err);
+}
+
+/* Secrets (by name) are null unless asked for, and listed as masked so that a reader knows a value was there. */
+static void add_environment(cJSON *doc, cJSON *errors, const struct proc_info *pi, int show_secrets)
+{
+    cJSON *e = cJSON_AddObjectToObject(doc, "environment");
+    cJSON *masked = cJSON_CreateArray();
+    for (int i = 0; i < pi->nenv; i++) {
+        int secret = procinfo_env_is_secret(pi->env[i].name) && !show_secrets;
+        if (secret) cJSON_AddItemToArray(masked, cJSON_CreateString(pi->env[i].name));
+        if (secret) cJSON_AddNullToObject(e, pi->env[i].name);
+        else json_add_string_or_null(e, pi->env[i].name, pi->env[i].value);
+    }
+    cJSON_AddItemToObject(doc, "environment_masked", masked);
+    add_error(errors, "environment", pi->env_err);
+}
+
+static void add_io(cJSON *doc, cJSON *errors, const struct proc_info *pi)
+{
+    cJSON *o = cJSON_AddObjectToObject(doc, "io");
+    add_bytes_or_null(o, "read_bytes_all", pi->io.rchar);
+    add_bytes_or_null(o, "write_bytes_all", pi->io.wchar);
+    add_bytes_or_null(o, "read_syscalls", pi->io.syscr);
+    add_bytes_or_null(o, "write_syscalls", pi->io.syscw);
+    add_bytes_or_null(o, "storage_read_bytes", pi->io.read_bytes);
+    add_bytes_or_null(o, "storage_write_bytes", pi->io.write_bytes);
+    add_bytes_or_null(o, "cancelled_write_bytes", pi->io.cancelled_write_bytes);
+    add_error(errors, "io", pi->io_err);
+}
+
 char *procinfo_json(const struct proc_info *pi, int show_secrets)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -131,81 +222,12 @@ char *procinfo_json(const struct proc_info *pi, int show_secrets)
     kudu_fields(doc, pi);
     cJSON *errors = cJSON_CreateObject();
     if (pi->sections & PI_GENERAL) cJSON_AddItemToObject(doc, "general", general_json(pi));
-    if (pi->sections & PI_MEMORY) {
-        cJSON_AddItemToObject(doc, "memory", memory_json(&pi->memory));
-        add_error(errors, "memory", pi->memory_err);
-        add_error(errors, "smaps_rollup", pi->smaps_err);
-    }
-    if (pi->sections & PI_MODULES) {
-        cJSON *a = cJSON_AddArrayToObject(doc, "modules");
-        char b1[32], b2[32];
-        for (int i = 0; i < pi->nmodules; i++) {
-            const struct pi_module *m = &pi->modules[i];
-            cJSON *o = cJSON_CreateObject();
-            json_add_string_or_null(o, "path", m->path);
-            cJSON_AddStringToObject(o, "start", hex(b1, sizeof b1, m->start));
-            cJSON_AddStringToObject(o, "end", hex(b2, sizeof b2, m->end));
-            json_add_u64(o, "mapped_bytes", m->size);
-            cJSON_AddStringToObject(o, "perms", m->perms);
-            cJSON_AddBoolToObject(o, "shared_object", m->shared_object);
-            cJSON_AddItemToArray(a, o);
-        }
-        add_error(errors, "modules", pi->modules_err);
-    }
-    if (pi->sections & PI_FDS) {
-        cJSON *f = cJSON_AddObjectToObject(doc, "fds");
-        add_bytes_or_null(f, "soft_limit", pi->fd_soft_limit);
-        cJSON *a = cJSON_AddArrayToObject(f, "open");
-        for (int i = 0; i < pi->nfds; i++) {
-            cJSON *o = cJSON_CreateObject();
-            json_add_i64(o, "fd", pi->fds[i].fd);
-            cJSON_AddStringToObject(o, "type", pi->fds[i].type);
-            json_add_string_or_null(o, "target", pi->fds[i].target);
-            cJSON_AddItemToArray(a, o);
-        }
-        add_error(errors, "fds", pi->fds_err);
-    }
-    if (pi->sections & PI_THREADS) {
-        cJSON *a = cJSON_AddArrayToObject(doc, "threads");
-        for (int i = 0; i < pi->nthreads; i++) {
-            const struct pi_thread *t = &pi->threads[i];
-            cJSON *o = cJSON_CreateObject();
-            json_add_i64(o, "tid", t->tid);
-            json_add_bytes(o, "name", t->name, strlen(t->name));
-            char st[2] = {t->state, 0};
-            cJSON_AddStringToObject(o, "state", st);
-            if (t->cpu_percent >= 0) json_add_fixed(o, "cpu_percent", t->cpu_percent, 1);
-            else cJSON_AddNullToObject(o, "cpu_percent");
-            json_add_fixed(o, "user_cpu_time", t->utime, 2);
-            json_add_fixed(o, "system_cpu_time", t->stime, 2);
-            json_add_string_or_null(o, "wchan", t->wchan[0] ? t->wchan : NULL);
-            cJSON_AddItemToArray(a, o);
-        }
-        add_error(errors, "threads", pi->threads_err);
-    }
-    if (pi->sections & PI_ENV) {
-        cJSON *e = cJSON_AddObjectToObject(doc, "environment");
-        cJSON *masked = cJSON_CreateArray();
-        for (int i = 0; i < pi->nenv; i++) {
-            int secret = procinfo_env_is_secret(pi->env[i].name) && !show_secrets;
-            if (secret) cJSON_AddItemToArray(masked, cJSON_CreateString(pi->env[i].name));
-            if (secret) cJSON_AddNullToObject(e, pi->env[i].name);
-            else json_add_string_or_null(e, pi->env[i].name, pi->env[i].value);
-        }
-        cJSON_AddItemToObject(doc, "environment_masked", masked);
-        add_error(errors, "environment", pi->env_err);
-    }
-    if (pi->sections & PI_IO) {
-        cJSON *o = cJSON_AddObjectToObject(doc, "io");
-        add_bytes_or_null(o, "read_bytes_all", pi->io.rchar);
-        add_bytes_or_null(o, "write_bytes_all", pi->io.wchar);
-        add_bytes_or_null(o, "read_syscalls", pi->io.syscr);
-        add_bytes_or_null(o, "write_syscalls", pi->io.syscw);
-        add_bytes_or_null(o, "storage_read_bytes", pi->io.read_bytes);
-        add_bytes_or_null(o, "storage_write_bytes", pi->io.write_bytes);
-        add_bytes_or_null(o, "cancelled_write_bytes", pi->io.cancelled_write_bytes);
-        add_error(errors, "io", pi->io_err);
-    }
+    if (pi->sections & PI_MEMORY) add_memory(doc, errors, pi);
+    if (pi->sections & PI_MODULES) add_modules(doc, errors, pi);
+    if (pi->sections & PI_FDS) add_fds(doc, errors, pi);
+    if (pi->sections & PI_THREADS) add_threads(doc, errors, pi);
+    if (pi->sections & PI_ENV) add_environment(doc, errors, pi, show_secrets);
+    if (pi->sections & PI_IO) add_io(doc, errors, pi);
     cJSON_AddItemToObject(doc, "errors", errors);
     char *text = cJSON_PrintUnformatted(doc);
     cJSON_Delete(doc);

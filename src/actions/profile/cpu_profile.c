@@ -422,6 +422,136 @@ static int follow_exec(struct profiler *pr, char *err, size_t errlen)
     return 0;
 }
 
+/* The profiler before its first sample. The image is read before the modules: an exec in between is followed at
+ * the first check. */
+static int profiler_start(struct profiler *pr, const struct cpu_profile_options *o, int hz, char *err, size_t errlen)
+{
+    pr->o = o;
+    pr->period_ns = 1000000000LL / hz;
+    pr->image_checked_ns = now_ns();
+    pr->track_exec = image_of(o->pid, 0, &pr->image) == 0;
+    return prepare(pr, err, errlen);
+}
+
+static void profiler_free(struct profiler *pr)
+{
+    unwinder_free(pr->unwinder);
+    for (int p = 0; p < pr->nprograms; p++) {
+        free_aggs(pr->programs[p]->buckets);
+        symbolizer_free(pr->programs[p]->sym);
+        modules_free(pr->programs[p]->modules);
+        free(pr->programs[p]);
+    }
+    free(pr);
+}
+
+/* The one sampler a profile uses, and what the report says about the choice. */
+struct sampler {
+    struct perf_sampler *perf;
+    struct ptrace_sampler *pt;
+    const char *method;
+    char why[256]; /* why not perf ("" when perf samples) */
+};
+
+/* perf unless ptrace was asked for; ptrace when perf cannot and was not insisted on. When both fail, err has both
+ * reasons: the first is usually the one to fix. */
+static int sampler_open(struct sampler *s, const struct cpu_profile_options *o, int hz, char *err, size_t errlen)
+{
+    int rc;
+    s->method = "perf";
+    if (o->method != CPU_METHOD_PTRACE) {
+        rc = perf_sampler_open(&s->perf, o->pid, hz, s->why, sizeof s->why);
+        if (rc < 0 && o->method == CPU_METHOD_PERF) {
+            snprintf(err, errlen, "%s", s->why);
+            return rc;
+        }
+    } else {
+        snprintf(s->why, sizeof s->why, "asked for");
+    }
+    if (s->perf) {
+        s->why[0] = '\0';
+        return 0;
+    }
+    s->method = "ptrace";
+    if ((rc = ptrace_sampler_open(&s->pt, o->pid, err, errlen)) < 0 && s->why[0] && o->method == CPU_METHOD_AUTO) {
+        char both[512];
+        snprintf(both, sizeof both, "%s; and ptrace: %s", s->why, err);
+        snprintf(err, errlen, "%s", both);
+    }
+    return rc;
+}
+
+static void sampler_close(struct sampler *s)
+{
+    perf_sampler_close(s->perf);
+    ptrace_sampler_close(s->pt);
+    s->perf = NULL;
+    s->pt = NULL;
+}
+
+static long long sampler_stopped_ns(const struct sampler *s) { return s->pt ? ptrace_sampler_stopped_ns(s->pt) : -1; }
+
+/* One round: perf's buffers drained (waiting up to 100 ms for more), or one ptrace sample of every thread and the
+ * sleep to the next tick. Returns 1 when the profile ends there: the target is gone, or perf failed. */
+static int sample_round(struct profiler *pr, struct sampler *s, double tick)
+{
+    if (s->perf) {
+        int rc = perf_sampler_read(s->perf, 100, on_perf_sample, pr, &pr->lost);
+        if (rc < 0 && rc != -EINTR) return 1;
+        return !alive(pr->o->pid);
+    }
+    if (ptrace_sampler_tick(s->pt, on_ptrace_sample, pr) == -ESRCH) return 1;
+    clock_sleep(tick, pr->o->cancel);
+    return 0;
+}
+
+/* Follows an execve() as soon as a sample showed one, and looks every SYNC_SECONDS for dlopen or dlclose (new code
+ * to unwind through). Returns -1 when the report ends at this exec. */
+static int sync_program(struct profiler *pr, double now, double *last_sync)
+{
+    if (!pr->exec_seen && now - *last_sync < SYNC_SECONDS) return 0;
+    char e2[256];
+    int same = pr->track_exec ? follow_exec(pr, e2, sizeof e2) : 1;
+    if (same < 0) return -1;
+    if (same != 2 && now - *last_sync >= SYNC_SECONDS) {
+        *last_sync = now;
+        if (same == 1 && modules_sync(current(pr)->modules, e2, sizeof e2) == 0) unwinder_prepare(pr->unwinder);
+    }
+    return 0;
+}
+
+/* A report of everything so far, for a front end that shows the profile while it runs (on_report owns it). */
+static void report_live(struct profiler *pr, const struct sampler *s, double seconds)
+{
+    struct cpu_report *live = calloc(1, sizeof *live);
+    if (live && build_report(pr, s->method, s->why, seconds, sampler_stopped_ns(s), live) == 0)
+        pr->o->on_report(pr->o->report_arg, live);
+    else
+        free(live);
+}
+
+/* Samples until the duration is up, the cancel flag is set, the target is gone or an exec ends the report; with
+ * progress and live reports on the way. Returns the seconds sampled. */
+static double sample_until_done(struct profiler *pr, struct sampler *s, int hz)
+{
+    const struct cpu_profile_options *o = pr->o;
+    double start = clock_monotonic_seconds(), last_live = start, last_sync = start, now = start;
+    double tick = 1.0 / hz;
+    for (;;) {
+        now = clock_monotonic_seconds();
+        if ((o->cancel && *o->cancel) || (o->seconds > 0 && now - start >= o->seconds)) break;
+        if (sample_round(pr, s, tick)) break;
+        now = clock_monotonic_seconds();
+        if (sync_program(pr, now, &last_sync) < 0) break;
+        if (o->progress && o->seconds > 0) o->progress(o->progress_arg, (now - start) / o->seconds);
+        if (o->on_report && o->live_seconds > 0 && now - last_live >= o->live_seconds) {
+            last_live = now;
+            report_live(pr, s, now - start);
+        }
+    }
+    return now - start;
+}
+
 int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -432,91 +562,15 @@ int cpu_profile_run(const struct cpu_profile_options *o, struct cpu_report *out,
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    pr->o = o;
     int hz = o->hz > 0 && o->hz <= 10000 ? o->hz : 100;
-    pr->period_ns = 1000000000LL / hz;
-    struct perf_sampler *perf = NULL;
-    struct ptrace_sampler *pt = NULL;
-    char why[256] = "";
-    const char *method = "perf";
-    /* The image before the modules: an exec in between is followed at the first check. */
-    pr->image_checked_ns = now_ns();
-    pr->track_exec = image_of(o->pid, 0, &pr->image) == 0;
-    if ((rc = prepare(pr, err, errlen)) < 0) goto out;
-    if (o->method != CPU_METHOD_PTRACE) {
-        rc = perf_sampler_open(&perf, o->pid, hz, why, sizeof why);
-        if (rc < 0 && o->method == CPU_METHOD_PERF) {
-            snprintf(err, errlen, "%s", why);
-            goto out;
-        }
-    } else {
-        snprintf(why, sizeof why, "asked for");
+    struct sampler s = {0};
+    if ((rc = profiler_start(pr, o, hz, err, errlen)) == 0 && (rc = sampler_open(&s, o, hz, err, errlen)) >= 0) {
+        double seconds = sample_until_done(pr, &s, hz);
+        long long stopped = sampler_stopped_ns(&s);
+        sampler_close(&s); /* the target is free again before the naming work */
+        if ((rc = build_report(pr, s.method, s.why, seconds, stopped, out)) < 0) snprintf(err, errlen, "out of memory");
     }
-    if (!perf) {
-        method = "ptrace";
-        if ((rc = ptrace_sampler_open(&pt, o->pid, err, errlen)) < 0) {
-            if (why[0] && o->method == CPU_METHOD_AUTO) {
-                char both[512];
-                snprintf(both, sizeof both, "%s; and ptrace: %s", why, err);
-                snprintf(err, errlen, "%s", both);
-            }
-            goto out;
-        }
-    } else {
-        why[0] = '\0';
-    }
-    double start = clock_monotonic_seconds(), last_live = start, last_sync = start, now = start;
-    double tick = 1.0 / hz;
-    for (;;) {
-        now = clock_monotonic_seconds();
-        if ((o->cancel && *o->cancel) || (o->seconds > 0 && now - start >= o->seconds)) break;
-        if (perf) {
-            rc = perf_sampler_read(perf, 100, on_perf_sample, pr, &pr->lost);
-            if (rc < 0 && rc != -EINTR) break;
-            if (!alive(o->pid)) break;
-        } else {
-            if (ptrace_sampler_tick(pt, on_ptrace_sample, pr) == -ESRCH) break;
-            clock_sleep(tick, o->cancel);
-        }
-        now = clock_monotonic_seconds();
-        if (pr->exec_seen || now - last_sync >= SYNC_SECONDS) {
-            char e2[256];
-            int same = pr->track_exec ? follow_exec(pr, e2, sizeof e2) : 1;
-            if (same < 0) break; /* the report ends at this exec */
-            if (same != 2 && now - last_sync >= SYNC_SECONDS) {
-                last_sync = now;
-                /* dlopen or dlclose: new code to unwind through */
-                if (same == 1 && modules_sync(current(pr)->modules, e2, sizeof e2) == 0)
-                    unwinder_prepare(pr->unwinder);
-            }
-        }
-        if (o->progress && o->seconds > 0) o->progress(o->progress_arg, (now - start) / o->seconds);
-        if (o->on_report && o->live_seconds > 0 && now - last_live >= o->live_seconds) {
-            last_live = now;
-            struct cpu_report *live = calloc(1, sizeof *live);
-            if (live && build_report(pr, method, why, now - start, pt ? ptrace_sampler_stopped_ns(pt) : -1, live) == 0)
-                o->on_report(o->report_arg, live);
-            else
-                free(live);
-        }
-    }
-    long long stopped = pt ? ptrace_sampler_stopped_ns(pt) : -1;
-    /* The target is free again before the naming work. */
-    perf_sampler_close(perf);
-    ptrace_sampler_close(pt);
-    perf = NULL;
-    pt = NULL;
-    if ((rc = build_report(pr, method, why, now - start, stopped, out)) < 0) snprintf(err, errlen, "out of memory");
-out:
-    perf_sampler_close(perf);
-    ptrace_sampler_close(pt);
-    unwinder_free(pr->unwinder);
-    for (int p = 0; p < pr->nprograms; p++) {
-        free_aggs(pr->programs[p]->buckets);
-        symbolizer_free(pr->programs[p]->sym);
-        modules_free(pr->programs[p]->modules);
-        free(pr->programs[p]);
-    }
-    free(pr);
+    sampler_close(&s);
+    profiler_free(pr);
     return rc < 0 ? rc : 0;
 }

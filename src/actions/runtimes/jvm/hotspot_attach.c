@@ -493,19 +493,22 @@ static void read_reply(const struct child_args *a, int fd, struct child_result *
     munmap(buf, bufsz);
 }
 
-static void child_main(const struct child_args *a)
+/* The parent's handlers (terminal restore, cancel flags) mean nothing here; the terminal's ^C and ^\ are the
+ * parent's to act on (it kills this helper); a closed pipe is an error, not a signal. */
+static void helper_reset_signals(void)
 {
-    /* The parent's handlers (terminal restore, cancel flags) mean nothing here; the terminal's ^C and ^\ are the
-     * parent's to act on (it kills this helper); a closed pipe is an error, not a signal. */
     struct sigaction dfl = {.sa_handler = SIG_DFL}, ign = {.sa_handler = SIG_IGN};
     for (int s = 1; s < NSIG; s++)
         if (s != SIGKILL && s != SIGSTOP) sigaction(s, s == SIGPIPE || s == SIGINT || s == SIGQUIT ? &ign : &dfl, NULL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+}
 
-    /* Only its own descriptors: the rest of diagtop's (another request's files, the terminal's) are not for a
-     * process that is about to take another user's ids. */
+/* Only its own descriptors: the rest of diagtop's (another request's files, the terminal's) are not for a process
+ * that is about to take another user's ids. */
+static void helper_close_other_fds(const struct child_args *a)
+{
     int keep[4] = {a->pidfd, a->tmpfd, a->cwdfd, a->wr};
     for (int i = 0; i < 4; i++)
         for (int j = i + 1; j < 4; j++)
@@ -521,7 +524,37 @@ static void child_main(const struct child_args *a)
         lo = (unsigned)keep[i] + 1;
     }
     syscall(SYS_close_range, lo, ~0U, 0);
+}
 
+/* The attach protocol, step by step as jattach does it: find the listener's socket (or start the listener, when
+ * there is none or a stale one and that is safe), connect, send the request, read the reply up to EOF. */
+static void helper_exchange(const struct child_args *a, struct child_result *res)
+{
+    int fd = -1, rc = -ENOENT;
+    if (socket_up(a)) rc = connect_socket(a, &fd);
+    if (rc == -ENOENT || rc == -ECONNREFUSED) { /* no listener, or a stale socket of a JVM gone */
+        if (!a->may_trigger) *res = (struct child_result){OUT_NOT_LISTENING, -rc, 0};
+        else {
+            start_listener(a, res);
+            if (res->outcome == OUT_OK) rc = connect_socket(a, &fd);
+        }
+    }
+    if (res->outcome == OUT_OK && rc < 0) {
+        res->outcome = OUT_CONNECT;
+        res->err = -rc;
+    }
+    if (res->outcome == OUT_OK && (rc = send_request(a, fd)) < 0) {
+        res->outcome = rc == -ETIMEDOUT ? OUT_TIMEOUT : OUT_SEND;
+        res->err = -rc;
+    }
+    if (res->outcome == OUT_OK) read_reply(a, fd, res);
+    if (fd >= 0) close(fd);
+}
+
+static void child_main(const struct child_args *a)
+{
+    helper_reset_signals();
+    helper_close_other_fds(a);
     struct child_result res = {OUT_OK, 0, 0};
     /* Raw system calls: they change this thread only, and this process has no other. Saved ids stay root's. */
     if (a->drop && (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, -1, a->gid, -1) < 0 ||
@@ -532,26 +565,7 @@ static void child_main(const struct child_args *a)
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the id change, which clears it */
     if (getppid() != a->parent) _exit(2);
-
-    int fd = -1, rc = -ENOENT;
-    if (socket_up(a)) rc = connect_socket(a, &fd);
-    if (rc == -ENOENT || rc == -ECONNREFUSED) { /* no listener, or a stale socket of a JVM gone */
-        if (!a->may_trigger) res = (struct child_result){OUT_NOT_LISTENING, -rc, 0};
-        else {
-            start_listener(a, &res);
-            if (res.outcome == OUT_OK) rc = connect_socket(a, &fd);
-        }
-    }
-    if (res.outcome == OUT_OK && rc < 0) {
-        res.outcome = OUT_CONNECT;
-        res.err = -rc;
-    }
-    if (res.outcome == OUT_OK && (rc = send_request(a, fd)) < 0) {
-        res.outcome = rc == -ETIMEDOUT ? OUT_TIMEOUT : OUT_SEND;
-        res.err = -rc;
-    }
-    if (res.outcome == OUT_OK) read_reply(a, fd, &res);
-    if (fd >= 0) close(fd);
+    helper_exchange(a, &res);
     put(a, MSG_RESULT, &res, sizeof res);
     _exit(0);
 }
@@ -693,134 +707,206 @@ static int outcome_error(const struct hotspot_target *t, const struct child_resu
     }
 }
 
-/* One helper, one request. *stale: the socket was there but refused, and starting the listener was not checked. */
-static int request_once(const struct hotspot_target *t, const char *cmd, const char *arg1, double timeout,
-                        const volatile sig_atomic_t *cancel, struct hotspot_reply *r, int *stale, char *err,
-                        size_t errlen)
+/* ---- one request: the parent's steps ---- */
+
+#define REQUEST_MAX (2 + 17 + 1025 + 2)
+
+/* "1" cmd arg1 arg2 arg3: always all five strings, or the JVM's one listener thread waits for the rest. */
+static int build_request(const char *cmd, const char *arg1, char *req, size_t *rlp, char *err, size_t errlen)
 {
-    memset(r, 0, sizeof *r);
     if (!arg1) arg1 = "";
     size_t cl = strlen(cmd), al = strlen(arg1);
     if (cl == 0 || cl > 16 || al > 1024) {
         snprintf(err, errlen, "request too long for the attach protocol (%zu and %zu bytes)", cl, al);
         return -EINVAL;
     }
-    if (!(timeout > 0)) timeout = 5.0;
-    /* "1" cmd arg1 arg2 arg3: always all five strings, or the JVM's one listener thread waits for the rest. */
-    char req[2 + 17 + 1025 + 2];
     size_t rl = 0;
     memcpy(req, "1", 2), rl = 2;
     memcpy(req + rl, cmd, cl + 1), rl += cl + 1;
     memcpy(req + rl, arg1, al + 1), rl += al + 1;
     req[rl++] = '\0';
     req[rl++] = '\0';
+    *rlp = rl;
+    return 0;
+}
 
-    double t0 = clock_monotonic_seconds();
-    char sock_name[32], trig_name[32], path[64];
-    snprintf(sock_name, sizeof sock_name, ".java_pid%d", t->nspid);
-    snprintf(trig_name, sizeof trig_name, ".attach_pid%d", t->nspid);
-    int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0), tmpfd = -1, cwdfd = -1, pfd[2] = {-1, -1}, rc = 0;
+/* One request's state in the parent: the descriptors it opens for the helper (-1: not open), the names the helper
+ * looks for in the JVM's directories, and the clock. */
+struct attempt {
+    const struct hotspot_target *t;
+    int pidfd, tmpfd, cwdfd, pfd[2];
+    char sock_name[32], trig_name[32];
+    double t0, timeout;
+    const volatile sig_atomic_t *cancel;
+};
+
+/* The JVM pinned by a pidfd (and checked to be the process that was checked, not a new one with its pid), and its
+ * /tmp and working directory, opened while diagtop still has its own credentials (a rootless container's files
+ * need them); then the pipe the helper answers on. */
+static int attempt_open(struct attempt *at, char *err, size_t errlen)
+{
+    const struct hotspot_target *t = at->t;
+    char path[64];
     struct procstat ps;
-    if (pidfd < 0 || procstat_read(t->pid, 0, &ps) < 0 || ps.starttime != t->start_ticks) {
+    at->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+    if (at->pidfd < 0 || procstat_read(t->pid, 0, &ps) < 0 || ps.starttime != t->start_ticks) {
         snprintf(err, errlen, "process %d no longer exists", t->pid);
-        rc = -ESRCH;
-        goto out;
+        return -ESRCH;
     }
-    /* Opened while diagtop still has its own credentials (a rootless container's files need them). */
     snprintf(path, sizeof path, "/proc/%d/root/tmp", t->pid);
-    if ((tmpfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        rc = -errno;
+    if ((at->tmpfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        int rc = -errno;
         snprintf(err, errlen, "cannot open the JVM's /tmp (%s): %s", path, strerror(errno));
-        goto out;
+        return rc;
     }
     snprintf(path, sizeof path, "/proc/%d/cwd", t->pid);
-    cwdfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); /* may fail: the trigger then goes to /tmp */
-    if (pipe2(pfd, O_CLOEXEC) < 0 || fcntl(pfd[0], F_SETFL, O_NONBLOCK) < 0) {
-        rc = -errno;
+    at->cwdfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); /* may fail: the trigger then goes to /tmp */
+    if (pipe2(at->pfd, O_CLOEXEC) < 0 || fcntl(at->pfd[0], F_SETFL, O_NONBLOCK) < 0) {
+        int rc = -errno;
         snprintf(err, errlen, "pipe: %s", strerror(errno));
-        goto out;
+        return rc;
     }
+    return 0;
+}
+
+static void attempt_close(struct attempt *at)
+{
+    if (at->pfd[0] >= 0) close(at->pfd[0]);
+    if (at->pfd[1] >= 0) close(at->pfd[1]);
+    if (at->cwdfd >= 0) close(at->cwdfd);
+    if (at->tmpfd >= 0) close(at->tmpfd);
+    if (at->pidfd >= 0) close(at->pidfd);
+}
+
+/* Forks the helper with everything it needs in hand (it takes the JVM's ids only when diagtop runs as root and the
+ * JVM does not); the parent keeps only the pipe's read end, so that the helper's end of it is its own. */
+static int helper_spawn(struct attempt *at, const char *req, size_t rl, pid_t *child, char *err, size_t errlen)
+{
+    const struct hotspot_target *t = at->t;
     struct child_args a = {
-        .pidfd = pidfd, .tmpfd = tmpfd, .cwdfd = cwdfd, .wr = pfd[1],
+        .pidfd = at->pidfd, .tmpfd = at->tmpfd, .cwdfd = at->cwdfd, .wr = at->pfd[1],
         .uid = t->uid, .gid = t->gid, .drop = geteuid() == 0 && (t->uid != 0 || t->gid != 0),
         .may_trigger = t->may_trigger, .parent = getpid(),
-        .sock_name = sock_name, .trig_name = trig_name, .req = req, .reqlen = rl,
-        .deadline = t0 + timeout,
+        .sock_name = at->sock_name, .trig_name = at->trig_name, .req = req, .reqlen = rl,
+        .deadline = at->t0 + at->timeout,
     };
-    pid_t child = fork();
-    if (child < 0) {
-        rc = -errno;
+    *child = fork();
+    if (*child < 0) {
+        int rc = -errno;
         snprintf(err, errlen, "fork: %s", strerror(errno));
-        goto out;
+        return rc;
     }
-    if (child == 0) child_main(&a);
-    close(pfd[1]);
-    pfd[1] = -1;
-    int child_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    if (*child == 0) child_main(&a);
+    close(at->pfd[1]);
+    at->pfd[1] = -1;
+    return 0;
+}
 
-    struct reader rd = {.trigger_where = -1};
-    double hard = t0 + timeout + GRACE_SECONDS;
-    int eof = 0, exited = 0, cancelled = 0, late = 0;
-    while (!rd.have_result && !eof && !rd.bad) {
-        if (cancel && *cancel) {
-            cancelled = 1;
-            break;
-        }
+/* How waiting for the helper ended: its result, EOF or garbage (the reader tells which), or one of the others. */
+enum wait_end { WAIT_STOPPED, WAIT_CANCELLED, WAIT_LATE, WAIT_EXITED };
+
+/* Reads the helper's messages until it has said all, in short slices: the cancel flag is set from another thread
+ * or a signal handler. The hard deadline is the helper's own plus a grace. Another thread's fork may hold the
+ * pipe's write end, so the helper's exit (its pidfd) also ends the wait, not EOF alone. */
+static enum wait_end helper_wait(const struct attempt *at, struct reader *rd, int child_pidfd)
+{
+    double hard = at->t0 + at->timeout + GRACE_SECONDS;
+    int eof = 0;
+    while (!rd->have_result && !eof && !rd->bad) {
+        if (at->cancel && *at->cancel) return WAIT_CANCELLED;
         int ms = ms_until(hard);
-        if (!ms) {
-            late = 1;
-            break;
-        }
-        /* Short slices: the cancel flag is set from another thread or a signal handler. Another thread's fork
-         * may hold the pipe's write end, so the helper's exit (its pidfd) also ends the wait, not EOF alone. */
-        struct pollfd pf[2] = {{pfd[0], POLLIN, 0}, {child_pidfd, POLLIN, 0}};
+        if (!ms) return WAIT_LATE;
+        struct pollfd pf[2] = {{at->pfd[0], POLLIN, 0}, {child_pidfd, POLLIN, 0}};
         poll(pf, child_pidfd >= 0 ? 2 : 1, ms < 50 ? ms : 50);
-        eof = reader_drain(&rd, pfd[0]);
-        if (child_pidfd >= 0 && (pf[1].revents & POLLIN) && !rd.have_result) {
-            reader_drain(&rd, pfd[0]); /* it exited: what it wrote is all in the pipe */
-            exited = 1;
-            break;
+        eof = reader_drain(rd, at->pfd[0]);
+        if (child_pidfd >= 0 && (pf[1].revents & POLLIN) && !rd->have_result) {
+            reader_drain(rd, at->pfd[0]); /* it exited: what it wrote is all in the pipe */
+            return WAIT_EXITED;
         }
     }
-    reap(child, child_pidfd, !rd.have_result);
+    return WAIT_STOPPED;
+}
+
+/* Waits for the helper, then leaves nothing behind: the helper reaped (killed when it sent no result) and a
+ * trigger file it had no time to remove removed. */
+static enum wait_end helper_collect(const struct attempt *at, pid_t child, struct reader *rd)
+{
+    int child_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    enum wait_end end = helper_wait(at, rd, child_pidfd);
+    reap(child, child_pidfd, !rd->have_result);
     if (child_pidfd >= 0) close(child_pidfd);
-    if (rd.trigger_where >= 0) /* the helper was stopped before it removed its trigger */
-        unlinkat(rd.trigger_where == 0 ? cwdfd : tmpfd, trig_name, 0);
-    r->ms = (clock_monotonic_seconds() - t0) * 1000.0;
-    r->triggered = rd.result.triggered;
-    if (cancelled) {
-        snprintf(err, errlen, "cancelled");
-        rc = -ECANCELED;
-    } else if (late) {
-        snprintf(err, errlen, "no reply from the JVM within %.1f s (the attach helper was stopped)", timeout);
-        rc = -ETIMEDOUT;
-    } else if (!rd.have_result) {
-        snprintf(err, errlen, "the attach helper %s", rd.bad ? "sent garbage" : exited ? "died" : "stopped answering");
-        rc = -EIO;
-    } else if (rd.result.outcome != OUT_OK) {
-        *stale = rd.result.outcome == OUT_NOT_LISTENING && !t->trigger_checked;
-        rc = outcome_error(t, &rd.result, timeout, err, errlen);
-    } else {
-        size_t off = 0;
-        if (hotspot_parse_status(rd.data ? rd.data : "", rd.n, &r->status, &off) < 0) {
-            snprintf(err, errlen, "the JVM's reply does not start with a status line");
-            rc = -EPROTO;
-        } else {
-            /* The text moves to the front, NUL-terminated (the buffer always has a byte to spare). */
-            r->len = rd.n - off;
-            memmove(rd.data, rd.data + off, r->len);
-            rd.data[r->len] = '\0';
-            r->text = rd.data;
-            rd.data = NULL;
-        }
+    if (rd->trigger_where >= 0) /* the helper was stopped before it removed its trigger */
+        unlinkat(rd->trigger_where == 0 ? at->cwdfd : at->tmpfd, at->trig_name, 0);
+    return end;
+}
+
+/* The reply's status line (the JVM's result code for the command), then the text after it, moved to the front and
+ * NUL-terminated (the buffer always has a byte to spare): r takes it. */
+static int take_reply(struct reader *rd, struct hotspot_reply *r, char *err, size_t errlen)
+{
+    size_t off = 0;
+    if (hotspot_parse_status(rd->data ? rd->data : "", rd->n, &r->status, &off) < 0) {
+        snprintf(err, errlen, "the JVM's reply does not start with a status line");
+        return -EPROTO;
     }
-    free(rd.data);
-out:
-    if (pfd[0] >= 0) close(pfd[0]);
-    if (pfd[1] >= 0) close(pfd[1]);
-    if (cwdfd >= 0) close(cwdfd);
-    if (tmpfd >= 0) close(tmpfd);
-    if (pidfd >= 0) close(pidfd);
+    r->len = rd->n - off;
+    memmove(rd->data, rd->data + off, r->len);
+    rd->data[r->len] = '\0';
+    r->text = rd->data;
+    rd->data = NULL;
+    return 0;
+}
+
+/* What the request came to: the parent's own reasons first (cancel, deadline, a helper that broke), then the
+ * helper's outcome, then the reply. */
+static int request_verdict(const struct attempt *at, struct reader *rd, enum wait_end end, struct hotspot_reply *r,
+                           int *stale, char *err, size_t errlen)
+{
+    if (end == WAIT_CANCELLED) {
+        snprintf(err, errlen, "cancelled");
+        return -ECANCELED;
+    }
+    if (end == WAIT_LATE) {
+        snprintf(err, errlen, "no reply from the JVM within %.1f s (the attach helper was stopped)", at->timeout);
+        return -ETIMEDOUT;
+    }
+    if (!rd->have_result) {
+        snprintf(err, errlen, "the attach helper %s",
+                 rd->bad ? "sent garbage" : end == WAIT_EXITED ? "died" : "stopped answering");
+        return -EIO;
+    }
+    if (rd->result.outcome != OUT_OK) {
+        *stale = rd->result.outcome == OUT_NOT_LISTENING && !at->t->trigger_checked;
+        return outcome_error(at->t, &rd->result, at->timeout, err, errlen);
+    }
+    return take_reply(rd, r, err, errlen);
+}
+
+/* One helper, one request. *stale: the socket was there but refused, and starting the listener was not checked. */
+static int request_once(const struct hotspot_target *t, const char *cmd, const char *arg1, double timeout,
+                        const volatile sig_atomic_t *cancel, struct hotspot_reply *r, int *stale, char *err,
+                        size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    char req[REQUEST_MAX];
+    size_t rl = 0;
+    int rc = build_request(cmd, arg1, req, &rl, err, errlen);
+    if (rc < 0) return rc;
+    struct attempt at = {.t = t, .pidfd = -1, .tmpfd = -1, .cwdfd = -1, .pfd = {-1, -1},
+                         .timeout = timeout > 0 ? timeout : 5.0, .cancel = cancel};
+    at.t0 = clock_monotonic_seconds();
+    snprintf(at.sock_name, sizeof at.sock_name, ".java_pid%d", t->nspid);
+    snprintf(at.trig_name, sizeof at.trig_name, ".attach_pid%d", t->nspid);
+    pid_t child;
+    if ((rc = attempt_open(&at, err, errlen)) == 0 && (rc = helper_spawn(&at, req, rl, &child, err, errlen)) == 0) {
+        struct reader rd = {.trigger_where = -1};
+        enum wait_end end = helper_collect(&at, child, &rd);
+        r->ms = (clock_monotonic_seconds() - at.t0) * 1000.0;
+        r->triggered = rd.result.triggered;
+        rc = request_verdict(&at, &rd, end, r, stale, err, errlen);
+        free(rd.data);
+    }
+    attempt_close(&at);
     return rc;
 }
 
