@@ -10,7 +10,6 @@
 #include "api_id.h"
 
 #define API_PATH_MAX 512
-#define API_PID_MAX 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
 
 enum api_route_id {
     API_ROUTE_PAGE, API_ROUTE_PAGE_JS, API_ROUTE_PAGE_CSS, API_ROUTE_HEALTHZ, API_ROUTE_METRICS,

@@ -168,14 +168,12 @@ int cmd_dump(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1) {
-        unsigned long long tid;
         switch (c) {
         case 't':
-            if (text_parse_u64(optarg, &tid) < 0 || tid == 0 || tid > 0x3FFFFFFF) {
+            if (text_parse_pid(optarg, &o.first_tid) < 0) {
                 fprintf(stderr, "diagtop dump: -t: '%s' is not a thread id\n", optarg);
                 return 2;
             }
-            o.first_tid = (int)tid;
             break;
         case 'o': output = optarg; break;
         case 'D': dir_opt = optarg; break;
@@ -212,12 +210,11 @@ int cmd_dump(int argc, char **argv)
         default: fprintf(stderr, "diagtop dump: unknown option %s\n%s", argv[optind - 1], dump_usage); return 2;
         }
     }
-    unsigned long long v;
-    if (optind != argc - 1 || text_parse_u64(argv[optind], &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
+    int pid;
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &pid) < 0) {
         fprintf(stderr, "diagtop dump: %s\n%s", optind < argc ? "not a process id" : "which process?", dump_usage);
         return 2;
     }
-    int pid = (int)v;
     char path[4096], dir[4096], err[512];
     if (heap) return heap_dump(pid, output, dir_opt, json, timeout);
     if (output) {

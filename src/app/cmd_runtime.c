@@ -97,14 +97,6 @@ struct runtime_cli {
     unsigned long long count;
 };
 
-static int parse_pid(const char *s, int *out)
-{
-    unsigned long long v;
-    if (text_parse_u64(s, &v) < 0 || v == 0 || v > 0x3FFFFFFF) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* Options each command takes, as getopt_long sees them. */
 static int parse(struct runtime_cli *c, int argc, char **argv)
 {
@@ -173,13 +165,14 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         case 'r':
         case 't': {
             unsigned long long v;
-            if (text_parse_u64(optarg, &v) < 0 || v == 0 || v > (opt == 'r' ? 10000 : 0x3FFFFFFF)) {
+            int tid;
+            if (opt == 'r' ? text_parse_u64(optarg, &v) < 0 || v == 0 || v > 10000 : text_parse_pid(optarg, &tid) < 0) {
                 fprintf(stderr, "diagtop %s: %s: '%s' is not %s\n", c->name, opt == 'r' ? "--rate" : "--tid", optarg,
                         opt == 'r' ? "a rate in Hz (1 to 10000)" : "a thread id");
                 return -1;
             }
             if (opt == 'r') c->hz = (int)v;
-            else c->tid = (int)v;
+            else c->tid = tid;
             break;
         }
         case 'f': {
@@ -217,7 +210,7 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         fprintf(stderr, "diagtop %s: --count goes with --watch\n", c->name);
         return -1;
     }
-    if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &c->pid) < 0) {
         fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
                 runtime_usage);
         return -1;

@@ -15,17 +15,12 @@
 
 #include "collect/procstat.h"
 #include "util/clock.h"
+#include "util/text.h"
 #include "util/fileio.h"
 
 #define WAIT_POLL_NS 50000 /* 50 us between waitpid(WNOHANG) polls: stops take 10-100 us each */
 
 /* ---- why a process cannot be traced ---- */
-
-static long status_field(const char *status, const char *name)
-{
-    const char *p = strstr(status, name);
-    return p ? strtol(p + strlen(name), NULL, 10) : -1;
-}
 
 /* The reason ptrace was refused, naming what is missing (DESIGN.md: never gain privileges, say which). */
 void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
@@ -83,12 +78,12 @@ int ptrace_session_check(int pid, char *err, size_t errlen)
     if (rc < 0) return rc;
     snprintf(path, sizeof path, "/proc/%d/status", pid);
     if (fileio_read_at(AT_FDCWD, path, buf, sizeof buf) > 0) {
-        long tracer = status_field(buf, "TracerPid:");
-        if (tracer > 0) {
+        int tracer;
+        if (text_status_pid(buf, "TracerPid:", &tracer) == 0) {
             char comm[64] = "?";
-            snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
+            snprintf(path, sizeof path, "/proc/%d/comm", tracer);
             if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
-            snprintf(err, errlen, "%d is already traced by process %ld (%s): detach that debugger first", pid, tracer,
+            snprintf(err, errlen, "%d is already traced by process %d (%s): detach that debugger first", pid, tracer,
                      comm);
             return -EBUSY;
         }
