@@ -14,6 +14,7 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/grow.h"
+#include "util/tasks.h"
 #include "util/text.h"
 #include "growth.h"
 #include "procstat.h"
@@ -302,19 +303,11 @@ static struct proc_entry *visit(struct proctable *t, int pid, int tgid, double n
 
 static void visit_threads(struct proctable *t, struct proc_entry *proc, double now, int first)
 {
-    char path[64];
-    snprintf(path, sizeof path, "%d/task", proc->row.pid);
-    int dfd = openat(t->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return;
-    }
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        int tid;
-        if (text_parse_pid(de->d_name, &tid) < 0 || tid == proc->row.pid) continue;
+    struct tasks it;
+    if (tasks_open(&it, t->procfd, proc->row.pid) < 0) return;
+    int tid;
+    while ((tid = tasks_next(&it))) {
+        if (tid == proc->row.pid) continue;
         struct proc_entry *th = visit(t, tid, proc->row.pid, now, first);
         if (!th) continue;
         th->row.uid = proc->row.uid;
@@ -322,7 +315,7 @@ static void visit_threads(struct proctable *t, struct proc_entry *proc, double n
         rows_push(t, &th->row);
         t->counts.threads++;
     }
-    closedir(d);
+    tasks_close(&it);
 }
 
 static void sweep(struct proctable *t)

@@ -1,6 +1,5 @@
 #include "ptrace_session.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "collect/procstat.h"
 #include "util/clock.h"
 #include "util/text.h"
+#include "util/tasks.h"
 #include "util/fileio.h"
 
 #define WAIT_POLL_NS 50000 /* 50 us between waitpid(WNOHANG) polls: stops take 10-100 us each */
@@ -116,18 +116,14 @@ static int add(struct ptrace_session *s, int tid)
 /* Seizes and interrupts every thread not yet in the session; returns how many were new, or -errno. */
 static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", s->pid);
-    DIR *d = opendir(path);
-    if (!d) {
+    struct tasks it;
+    if (tasks_open(&it, AT_FDCWD, s->pid) < 0) {
         snprintf(err, errlen, "process %d exited", s->pid);
         return -ESRCH;
     }
-    int added = 0, rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && rc == 0) {
-        int tid = atoi(de->d_name);
-        if (tid <= 0 || find(s, tid) || (s->only_tid && tid != s->only_tid)) continue;
+    int added = 0, rc = 0, tid;
+    while (rc == 0 && (tid = tasks_next(&it))) {
+        if (find(s, tid) || (s->only_tid && tid != s->only_tid)) continue;
         /* Room first, so that a seized thread is always in the session and always detached. */
         if (add(s, tid) < 0) {
             rc = -ENOMEM;
@@ -154,7 +150,7 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
         added++;
     }
-    closedir(d);
+    tasks_close(&it);
     return rc < 0 ? rc : added;
 }
 
