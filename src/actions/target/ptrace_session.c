@@ -14,9 +14,9 @@
 
 #include "collect/procstat.h"
 #include "util/clock.h"
-#include "util/text.h"
-#include "util/tasks.h"
 #include "util/fileio.h"
+#include "util/tasks.h"
+#include "util/text.h"
 
 #define WAIT_POLL_NS 50000 /* 50 us between waitpid(WNOHANG) polls: stops take 10-100 us each */
 

@@ -305,23 +305,10 @@ struct child_args {
 };
 
 /* What the helper calls are system calls and plain arithmetic: it is a fork of a multi-threaded process. */
-static int write_full(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void put(const struct child_args *a, uint32_t type, const void *data, uint32_t len)
 {
     struct msg_head h = {type, len};
-    if (write_full(a->wr, &h, sizeof h) < 0 || (len && write_full(a->wr, data, len) < 0))
+    if (fileio_write_full(a->wr, &h, sizeof h) < 0 || (len && fileio_write_full(a->wr, data, len) < 0))
         _exit(3); /* the parent is gone */
 }
 
@@ -375,14 +362,14 @@ static int make_trigger(const struct child_args *a, int *where)
     int dirs[2] = {a->cwdfd, a->tmpfd}, last = ENOENT;
     for (int i = 0; i < 2; i++) {
         if (dirs[i] < 0) continue;
-        int fd = openat(dirs[i], a->trig_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = fileio_create_private(dirs[i], a->trig_name, O_WRONLY);
         if (fd >= 0) {
             close(fd);
             *where = i;
             return 1;
         }
-        if (errno == EEXIST) return 0;
-        last = errno;
+        if (fd == -EEXIST) return 0;
+        last = -fd;
     }
     return -last;
 }
