@@ -1,10 +1,14 @@
-/* The thread ids of a live, multi-threaded process (this test). */
+/* The thread ids of a live, multi-threaded process (this test), and pidfds that name one process. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "util/pidfd.h"
 #include "util/tasks.h"
 #include "util/text.h"
 
@@ -73,10 +77,34 @@ static void a_missing_process_is_an_error(void)
     tasks_close(&it);
 }
 
+static void pidfd_signals_the_process_it_names(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        for (;;) pause();
+    }
+    CHECK(child > 0);
+    int fd = pidfd_of(child);
+    CHECK(fd >= 0);
+    CHECK_INT(pidfd_signal(fd, 0), 0); /* alive */
+    CHECK_INT(pidfd_signal(fd, SIGKILL), 0);
+    struct pollfd pf = {fd, POLLIN, 0};
+    CHECK_INT(poll(&pf, 1, 5000), 1); /* readable once it exited */
+    int st = 0;
+    CHECK_INT(waitpid(child, &st, 0), child);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    CHECK_INT(pidfd_signal(fd, 0), -ESRCH); /* reaped: the pidfd still names it, and it is gone */
+    close(fd);
+    CHECK_INT(pidfd_signal(-1, 0), -EBADF);
+    CHECK_INT(errno, EBADF);
+    CHECK_INT(pidfd_of(TEXT_PID_MAX + 1), -ESRCH);
+}
+
 int main(void)
 {
     check_suite = "tasks";
     RUN(lists_every_thread_of_a_live_process);
     RUN(a_missing_process_is_an_error);
+    RUN(pidfd_signals_the_process_it_names);
     CHECK_EXIT();
 }

@@ -22,15 +22,10 @@
 #include "collect/runtime.h"
 #include "util/clock.h"
 #include "util/fileio.h"
+#include "util/pidfd.h"
 #include "hotspot_parse.h"
 #include "hsperf.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -376,7 +371,7 @@ static int make_trigger(const struct child_args *a, int *where)
 
 static int send_quit(const struct child_args *a)
 {
-    return syscall(SYS_pidfd_send_signal, a->pidfd, SIGQUIT, NULL, 0) < 0 ? -errno : 0;
+    return pidfd_signal(a->pidfd, SIGQUIT);
 }
 
 /* Starts the listener: trigger, SIGQUIT, then polls for the socket with growing sleeps (woken early if the JVM
@@ -706,7 +701,7 @@ static int request_once(const struct hotspot_target *t, const char *cmd, const c
     char sock_name[32], trig_name[32], path[64];
     snprintf(sock_name, sizeof sock_name, ".java_pid%d", t->nspid);
     snprintf(trig_name, sizeof trig_name, ".attach_pid%d", t->nspid);
-    int pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0), tmpfd = -1, cwdfd = -1, pfd[2] = {-1, -1}, rc = 0;
+    int pidfd = pidfd_of(t->pid), tmpfd = -1, cwdfd = -1, pfd[2] = {-1, -1}, rc = 0;
     struct procstat ps;
     if (pidfd < 0 || procstat_read(t->pid, 0, &ps) < 0 || ps.starttime != t->start_ticks) {
         snprintf(err, errlen, "process %d no longer exists", t->pid);
@@ -743,7 +738,7 @@ static int request_once(const struct hotspot_target *t, const char *cmd, const c
     if (child == 0) child_main(&a);
     close(pfd[1]);
     pfd[1] = -1;
-    int child_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    int child_pidfd = pidfd_of(child);
 
     struct reader rd = {.trigger_where = -1};
     double hard = t0 + timeout + GRACE_SECONDS;
