@@ -19,6 +19,7 @@
 #include "render/procinfo_json.h"
 #include "render/rt_json.h"
 #include "render/stack_json.h"
+#include "util/text.h"
 #include "api_target.h"
 
 #define PROFILE_SECONDS_MAX 300
@@ -45,7 +46,7 @@ static void stack(struct api_state *s, const struct api_request *rq, struct api_
     long tid;
     double timeout;
     if (api_arg_bool(rq, out, "native", &native) < 0 || api_arg_bool(rq, out, "no_stop", &no_stop) < 0 ||
-        api_arg_long(rq, out, "tid", 0, API_PID_MAX, 0, &tid) < 0 ||
+        api_arg_long(rq, out, "tid", 0, TEXT_PID_MAX, 0, &tid) < 0 ||
         api_arg_seconds(rq, out, "timeout", 60, 0, &timeout) < 0)
         return;
     if (rq->arg(rq->cookie, "source") && api_arg_bool(rq, out, "source", &source) < 0) return;

@@ -10,6 +10,7 @@
 #include "api_downloads.h"
 #include "api_page.h"
 #include "api_processes.h"
+#include "util/text.h"
 
 /* Matched in order: the first row whose pattern and method fit answers. */
 static const struct api_route_def routes[] = {
@@ -117,10 +118,7 @@ static int bind_placeholders(const struct segments *path, const char *pattern, s
         memcpy(seg, path->s[i], path->len[i]);
         seg[path->len[i]] = '\0';
         if (segment_is(&pat, i, "{pid}")) {
-            long pid;
-            if (api_param_long(seg, 1, API_PID_MAX, &pid) < 0)
-                return fail(400, err, errlen, "'%s' is not a process id", seg);
-            out->pid = (int)pid;
+            if (text_parse_pid(seg, &out->pid) < 0) return fail(400, err, errlen, "'%s' is not a process id", seg);
         } else if (segment_is(&pat, i, "{id}")) {
             if (!api_id_valid(seg)) return fail(404, err, errlen, "%s", "no such dump");
             memcpy(out->rid, seg, API_ID_LEN + 1);

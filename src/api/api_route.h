@@ -10,7 +10,6 @@
 #include "api_id.h"
 
 #define API_PATH_MAX 512
-#define API_PID_MAX 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
 
 enum api_method { API_GET = 1, API_HEAD = 2, API_POST = 4, API_DELETE = 8 };
 

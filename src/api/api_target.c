@@ -6,14 +6,15 @@
 #include <unistd.h>
 
 #include "util/fileio.h"
+#include "util/text.h"
 
 /* The thread group of a task: Tgid in /proc/PID/status, or -1. */
 static int tgid_of(int pid)
 {
     char *st = fileio_read_proc(AT_FDCWD, pid, "status", 1 << 14, NULL);
     if (!st) return -1;
-    char *p = strstr(st, "\nTgid:");
-    int tgid = p ? atoi(p + 6) : -1;
+    int tgid = -1;
+    text_status_pid(st, "Tgid:", &tgid);
     free(st);
     return tgid;
 }

@@ -157,14 +157,12 @@ struct dump_args {
 /* One option into a: -1 to go on, else the exit status (0 for --help, 2 for a bad value). */
 static int parse_option(int c, char **argv, struct dump_args *a)
 {
-    unsigned long long tid;
     switch (c) {
     case 't':
-        if (text_parse_u64(optarg, &tid) < 0 || tid == 0 || tid > 0x3FFFFFFF) {
+        if (text_parse_pid(optarg, &a->o.first_tid) < 0) {
             fprintf(stderr, "diagtop dump: -t: '%s' is not a thread id\n", optarg);
             return 2;
         }
-        a->o.first_tid = (int)tid;
         break;
     case 'o': a->output = optarg; break;
     case 'D': a->dir_opt = optarg; break;
@@ -225,12 +223,10 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
     int c, status;
     while ((c = getopt_long(argc, argv, ":o:t:h", longopts, NULL)) != -1)
         if ((status = parse_option(c, argv, a)) >= 0) return status;
-    unsigned long long v;
-    if (optind != argc - 1 || text_parse_u64(argv[optind], &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &a->pid) < 0) {
         fprintf(stderr, "diagtop dump: %s\n%s", optind < argc ? "not a process id" : "which process?", dump_usage);
         return 2;
     }
-    a->pid = (int)v;
     return -1;
 }
 

@@ -45,14 +45,14 @@ static int run(int argc, char **argv, const char *cmd, unsigned default_sections
         default: fprintf(stderr, "diagtop %s: unknown option %s\n%s", cmd, argv[optind - 1], info_usage); return 2;
         }
     }
-    unsigned long long v;
-    if (optind != argc - 1 || text_parse_u64(argv[optind], &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
+    int pid;
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &pid) < 0) {
         fprintf(stderr, "diagtop %s: %s\n%s", cmd, optind < argc ? "not a process id" : "which process?", info_usage);
         return 2;
     }
     struct proc_info pi;
     char err[256];
-    if (procinfo_collect((int)v, sections, 0.1, &pi, err, sizeof err) < 0) {
+    if (procinfo_collect(pid, sections, 0.1, &pi, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop %s: %s\n", cmd, err);
         return 1;
     }

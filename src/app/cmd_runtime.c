@@ -97,14 +97,6 @@ struct runtime_cli {
     unsigned long long count;
 };
 
-static int parse_pid(const char *s, int *out)
-{
-    unsigned long long v;
-    if (text_parse_u64(s, &v) < 0 || v == 0 || v > 0x3FFFFFFF) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* ---- options: one helper per option with a value, each printing its own complaint (-1) ---- */
 
 static int opt_watch(struct runtime_cli *c, const char *v)
@@ -145,14 +137,15 @@ static int opt_seconds(struct runtime_cli *c, int opt, const char *v)
 /* --rate ('r') and --tid ('t'): positive numbers, each with its own bound. */
 static int opt_number(struct runtime_cli *c, int opt, const char *v)
 {
-    unsigned long long n;
-    if (text_parse_u64(v, &n) < 0 || n == 0 || n > (opt == 'r' ? 10000 : 0x3FFFFFFF)) {
+    unsigned long long n = 0;
+    int tid = 0;
+    if (opt == 'r' ? text_parse_u64(v, &n) < 0 || n == 0 || n > 10000 : text_parse_pid(v, &tid) < 0) {
         fprintf(stderr, "diagtop %s: %s: '%s' is not %s\n", c->name, opt == 'r' ? "--rate" : "--tid", v,
                 opt == 'r' ? "a rate in Hz (1 to 10000)" : "a thread id");
         return -1;
     }
     if (opt == 'r') c->hz = (int)n;
-    else c->tid = (int)n;
+    else c->tid = tid;
     return 0;
 }
 
@@ -223,7 +216,7 @@ static int check_rest(struct runtime_cli *c, int argc, char **argv)
         fprintf(stderr, "diagtop %s: --count goes with --watch\n", c->name);
         return -1;
     }
-    if (optind != argc - 1 || parse_pid(argv[optind], &c->pid) < 0) {
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &c->pid) < 0) {
         fprintf(stderr, "diagtop %s: %s\n%s", c->name, optind < argc ? "not a process id" : "which process?",
                 runtime_usage);
         return -1;

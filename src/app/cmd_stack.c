@@ -73,14 +73,6 @@ static int runtime_stack(int pid, int json, int group, double timeout)
     return status;
 }
 
-static int parse_id(const char *s, int *out)
-{
-    unsigned long long v;
-    if (text_parse_u64(s, &v) < 0 || v == 0 || v > 0x3FFFFFFF) return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int cmd_stack(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'},      {"tid", required_argument, 0, 't'},
@@ -105,7 +97,7 @@ int cmd_stack(int argc, char **argv)
         case 's': o.source = 0; break;
         case 'g': group = 0; break;
         case 't':
-            if (parse_id(optarg, &o.tid) < 0) {
+            if (text_parse_pid(optarg, &o.tid) < 0) {
                 fprintf(stderr, "diagtop stack: -t: '%s' is not a thread id\n", optarg);
                 return 2;
             }
@@ -131,7 +123,7 @@ int cmd_stack(int argc, char **argv)
         }
     }
     int pid;
-    if (optind != argc - 1 || parse_id(argv[optind], &pid) < 0) {
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &pid) < 0) {
         fprintf(stderr, "diagtop stack: %s\n%s", optind < argc ? "not a process id" : "which process?",
                 cmd_stack_usage);
         return 2;

@@ -52,8 +52,8 @@ static int parse_pids(const char *arg, struct options *o, char *err, size_t errl
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", arg);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        unsigned long long v;
-        if (text_parse_u64(tok, &v) < 0 || v == 0 || v > 0x3FFFFFFF) {
+        int pid;
+        if (text_parse_pid(tok, &pid) < 0) {
             snprintf(err, errlen, "-p: '%s' is not a process id", tok);
             return -1;
         }
@@ -61,7 +61,7 @@ static int parse_pids(const char *arg, struct options *o, char *err, size_t errl
             snprintf(err, errlen, "-p: at most %d process ids", PROCVIEW_MAX_PIDS);
             return -1;
         }
-        o->pids[o->npids++] = (int)v;
+        o->pids[o->npids++] = pid;
     }
     if (o->npids == 0) {
         snprintf(err, errlen, "-p: no process id given");

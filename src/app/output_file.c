@@ -5,10 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
+
 FILE *output_open(const char *cmd, const char *path)
 {
     if (!path) return stdout;
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = fileio_create_private(AT_FDCWD, path, O_WRONLY);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         fprintf(stderr, "diagtop %s: cannot create %s: %s%s\n", cmd, path, strerror(errno),

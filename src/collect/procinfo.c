@@ -14,6 +14,7 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/grow.h"
+#include "util/tasks.h"
 #include "procstat.h"
 #include "sockets.h"
 
@@ -372,20 +373,17 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
     if (nbefore) clock_sleep(cpu_sample, NULL);
     double interval = clock_monotonic_seconds() - t0;
     long hz = sysconf(_SC_CLK_TCK);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
-    DIR *d = opendir(path);
-    if (!d) {
-        set_err(pi->threads_err, sizeof pi->threads_err, "task", errno);
+    struct tasks it;
+    int rc = tasks_open(&it, AT_FDCWD, pid), tid;
+    if (rc < 0) {
+        set_err(pi->threads_err, sizeof pi->threads_err, "task", -rc);
         free(before);
         return;
     }
     size_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        int tid = atoi(de->d_name);
+    while ((tid = tasks_next(&it))) {
         struct procstat ps;
-        if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
+        if (procstat_read(pid, tid, &ps) < 0) continue;
         if (GROW(pi->threads, cap, pi->nthreads, 64) < 0) break;
         struct pi_thread *t = &pi->threads[pi->nthreads++];
         memset(t, 0, sizeof *t);
@@ -402,7 +400,7 @@ static void collect_threads(int pid, struct proc_info *pi, double cpu_sample)
         snprintf(p, sizeof p, "/proc/%d/task/%d/wchan", pid, tid);
         if (fileio_read_at(AT_FDCWD, p, t->wchan, sizeof t->wchan) <= 0 || strcmp(t->wchan, "0") == 0) t->wchan[0] = '\0';
     }
-    closedir(d);
+    tasks_close(&it);
     free(before);
 }
 

@@ -1,12 +1,12 @@
 #include "procstat.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/fileio.h"
+#include "util/tasks.h"
 
 /* Reads the next space-separated decimal field (possibly negative) and advances *p. */
 static int next_ll(const char **p, const char *end, long long *out)
@@ -113,21 +113,17 @@ long long procstat_read_runtime_ns(int pid, int tid)
 
 int procstat_sample_threads(int pid, struct thread_sample *out, int max, int with_runtime)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *de;
+    struct tasks it;
+    if (tasks_open(&it, AT_FDCWD, pid) < 0) return 0;
+    int n = 0, tid;
     struct procstat ps;
-    while ((de = readdir(d)) && n < max) {
-        int tid = atoi(de->d_name);
-        if (tid <= 0 || procstat_read(pid, tid, &ps) < 0) continue;
+    while (n < max && (tid = tasks_next(&it))) {
+        if (procstat_read(pid, tid, &ps) < 0) continue;
         out[n] = (struct thread_sample){tid, ps.utime + ps.stime, with_runtime ? procstat_read_runtime_ns(pid, tid) : -1,
                                         ps.state, ""};
         memcpy(out[n].name, ps.comm, sizeof out[n].name);
         n++;
     }
-    closedir(d);
+    tasks_close(&it);
     return n;
 }

@@ -14,6 +14,8 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/grow.h"
+#include "util/tasks.h"
+#include "util/text.h"
 #include "growth.h"
 #include "procstat.h"
 #include "systotals.h"
@@ -267,17 +269,6 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     return 0;
 }
 
-static int parse_pid(const char *name)
-{
-    int pid = 0;
-    for (const char *p = name; *p; p++) {
-        if (*p < '0' || *p > '9') return 0;
-        pid = pid * 10 + (*p - '0');
-        if (pid > 1 << 30) return 0;
-    }
-    return pid;
-}
-
 static void rows_push(struct proctable *t, struct proc_row *r)
 {
     if (GROW(t->rows, t->rows_cap, t->nrows, 1024) < 0) return;
@@ -312,19 +303,11 @@ static struct proc_entry *visit(struct proctable *t, int pid, int tgid, double n
 
 static void visit_threads(struct proctable *t, struct proc_entry *proc, double now, int first)
 {
-    char path[64];
-    snprintf(path, sizeof path, "%d/task", proc->row.pid);
-    int dfd = openat(t->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return;
-    }
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        int tid = parse_pid(de->d_name);
-        if (tid <= 0 || tid == proc->row.pid) continue;
+    struct tasks it;
+    if (tasks_open(&it, t->procfd, proc->row.pid) < 0) return;
+    int tid;
+    while ((tid = tasks_next(&it))) {
+        if (tid == proc->row.pid) continue;
         struct proc_entry *th = visit(t, tid, proc->row.pid, now, first);
         if (!th) continue;
         th->row.uid = proc->row.uid;
@@ -332,7 +315,7 @@ static void visit_threads(struct proctable *t, struct proc_entry *proc, double n
         rows_push(t, &th->row);
         t->counts.threads++;
     }
-    closedir(d);
+    tasks_close(&it);
 }
 
 static void sweep(struct proctable *t)
@@ -421,8 +404,8 @@ int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t e
     }
     struct dirent *de;
     while ((de = readdir(d))) {
-        int pid = parse_pid(de->d_name);
-        if (pid <= 0) continue;
+        int pid;
+        if (text_parse_pid(de->d_name, &pid) < 0) continue;
         struct proc_entry *e = visit(t, pid, pid, now, first);
         if (!e) continue;
         rows_push(t, &e->row);

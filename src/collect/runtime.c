@@ -293,10 +293,10 @@ static int namespace_pid(int procfd, int pid)
         const char *last = p;
         for (const char *q = p; *q && q != eol; q++)
             if ((*q == '\t' || *q == ' ') && q[1] >= '0' && q[1] <= '9') last = q + 1;
-        nspid = atoi(last);
+        text_parse_pid_n(last, eol ? (size_t)(eol - last) : strlen(last), &nspid); /* else it stays pid */
     }
     free(status);
-    return nspid > 0 ? nspid : pid;
+    return nspid;
 }
 
 static int hotspot_agent_present(int procfd, int pid, uid_t uid)

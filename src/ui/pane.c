@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
@@ -171,7 +172,7 @@ static void show_match(struct tui *t, struct pane *p, long line)
 /* Saves the pane's text to a new file (never overwrites), mode 0600. */
 static void save(struct tui *t, const struct pane *p, const char *path)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = fileio_create_private(AT_FDCWD, path, O_WRONLY);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         tui_set_status(t, 1, "cannot create %s: %s", path, strerror(errno));

@@ -102,6 +102,39 @@ int fileio_mkdirs(const char *path, mode_t mode)
     return 0;
 }
 
+int fileio_write_full(int fd, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? -errno : -ENOSPC;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int fileio_pwrite_full(int fd, const void *buf, size_t len, off_t at)
+{
+    const unsigned char *p = buf;
+    while (len) {
+        ssize_t w = pwrite(fd, p, len, at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? -errno : -ENOSPC;
+        p += w;
+        at += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int fileio_create_private(int dirfd, const char *path, int flags)
+{
+    int fd = openat(dirfd, path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    return fd < 0 ? -errno : fd;
+}
+
 int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err, size_t errlen)
 {
     char tmp[4096];
@@ -115,18 +148,12 @@ int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t m
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(e));
         return -e;
     }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(e));
-            return -e;
-        }
-        off += (size_t)w;
+    int rc = fileio_write_full(fd, data, len);
+    if (rc < 0) {
+        close(fd);
+        unlink(tmp);
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
+        return rc;
     }
     if (fsync(fd) < 0 || close(fd) < 0) {
         int e = errno;

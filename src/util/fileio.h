@@ -23,6 +23,17 @@ char *fileio_read_file(int dirfd, const char *path, size_t max, ssize_t *len);
  * /proc, or AT_FDCWD. Returns NULL with errno set when it cannot be read; *len (if not NULL) gets the length. */
 char *fileio_read_proc(int procfd, int pid, const char *name, size_t max, ssize_t *len);
 
+/* Writes all len bytes, again after EINTR and short writes. Returns 0 or -errno; a write that takes nothing is
+ * -ENOSPC. Only system calls: safe in a child forked from a multi-threaded process. */
+int fileio_write_full(int fd, const void *buf, size_t len);
+/* The same at file offset at (pwrite), for files written out of order. */
+int fileio_pwrite_full(int fd, const void *buf, size_t len, off_t at);
+
+/* Creates a new file for secrets (dumps, profiles, saved panes): mode 0600, O_EXCL (never overwrites),
+ * O_NOFOLLOW (a planted symlink is refused), O_CLOEXEC. path is relative to dirfd (or AT_FDCWD); flags is O_WRONLY
+ * or O_RDWR. Returns the descriptor, or -errno with errno set. */
+int fileio_create_private(int dirfd, const char *path, int flags);
+
 /* Writes data to path atomically: a temporary file in the same directory, fsync, rename. Returns 0 or -errno
  * with a one-line reason in err. */
 int fileio_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char *err, size_t errlen);

@@ -30,18 +30,6 @@ void saved_file_name(int pid, const char *dir, const char *kind, const char *suf
     snprintf(buf, bufsz, "%s/%s.%s.%d.%s%s", dir, kind, comm, pid, when, suffix);
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return w < 0 ? -errno : -EIO;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Profiles hold secrets and belong to whoever asked, also through sudo. */
 static void give_to_invoking_user(int fd)
 {
@@ -74,13 +62,12 @@ int saved_file_write(int pid, const char *dir, const char *kind, const char *suf
     if (!dir || !*dir) dir = ".";
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s/.%s.%d.partial.%d", dir, kind, pid, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = fileio_create_private(AT_FDCWD, tmp, O_WRONLY);
     if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(e));
-        return -e;
+        snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(-fd));
+        return fd;
     }
-    int rc = write_all(fd, data, len);
+    int rc = fileio_write_full(fd, data, len);
     if (rc == 0 && fsync(fd) < 0) rc = -errno;
     if (rc < 0) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));

@@ -123,6 +123,37 @@ int text_parse_u64(const char *s, unsigned long long *out)
     return 0;
 }
 
+int text_parse_pid_n(const char *s, size_t n, int *pid)
+{
+    if (!s || n == 0 || n > 7 || s[0] == '0') return -1; /* 7 digits: TEXT_PID_MAX has 7 */
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v > TEXT_PID_MAX) return -1;
+    *pid = v;
+    return 0;
+}
+
+int text_parse_pid(const char *s, int *pid)
+{
+    return s ? text_parse_pid_n(s, strlen(s), pid) : -1;
+}
+
+int text_status_pid(const char *status, const char *label, int *pid)
+{
+    size_t ll = strlen(label);
+    for (const char *line = status; line; line = strchr(line, '\n')) {
+        if (*line == '\n') line++;
+        if (strncmp(line, label, ll) == 0) {
+            const char *v = line + ll + strspn(line + ll, " \t");
+            return text_parse_pid_n(v, strcspn(v, "\n"), pid);
+        }
+    }
+    return -1;
+}
+
 int text_parse_seconds(const char *s, double *out)
 {
     if (!s || !*s) return -1;

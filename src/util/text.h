@@ -27,6 +27,18 @@ void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width)
 /* Parses a strictly decimal unsigned integer; returns 0 on success, -1 on anything else. */
 int text_parse_u64(const char *s, unsigned long long *out);
 
+/* The kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit): no process or thread id is larger. */
+#define TEXT_PID_MAX 4194304
+/* Parses a process or thread id as the kernel writes one: decimal digits only (no sign, space, leading zero or
+ * trailing byte), 1 to TEXT_PID_MAX. Returns 0, or -1 leaving *pid alone. */
+int text_parse_pid(const char *s, int *pid);
+/* Same for the n bytes at s (a field inside a longer text). */
+int text_parse_pid_n(const char *s, size_t n, int *pid);
+/* The pid after label ("Tgid:", "TracerPid:") in a /proc/PID/status text: the label starts a line, blanks
+ * follow, the value runs to the end of the line. Returns 0, or -1 when the label is missing or its value is not
+ * a pid (TracerPid's 0 included). */
+int text_status_pid(const char *status, const char *label, int *pid);
+
 /* Parses decimal seconds ("1", "0.5", "2.25"); returns 0 and the value, or -1 if not a positive finite number. */
 int text_parse_seconds(const char *s, double *out);
 #endif

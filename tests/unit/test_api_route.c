@@ -13,6 +13,7 @@
 #include "api/api_processes.h"
 #include "api/api_range.h"
 #include "api/api_route.h"
+#include "util/text.h"
 
 #define ID_TEXT "0123456789abcdef0123456789abcdef"
 static const char *ID = ID_TEXT;
@@ -276,7 +277,7 @@ static int route_is_its_pattern(const struct api_route *r, const char *path)
     size_t o = 0;
     for (const char *p = r->pattern; *p && o < sizeof built - 40;) {
         if (!strncmp(p, "{pid}", 5)) {
-            if (r->pid < 1 || r->pid > API_PID_MAX) return 0;
+            if (r->pid < 1 || r->pid > TEXT_PID_MAX) return 0;
             snprintf(num, sizeof num, "%d", r->pid);
             o += (size_t)snprintf(built + o, sizeof built - o, "%s", num);
             p += 5;

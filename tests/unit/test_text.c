@@ -73,6 +73,48 @@ static void seconds_and_integers(void)
     CHECK_INT(text_parse_u64("99999999999999999999999", &v), -1);
 }
 
+static void process_ids_are_strict(void)
+{
+    int pid = -7;
+    CHECK_INT(text_parse_pid("1", &pid), 0);
+    CHECK_INT(pid, 1);
+    CHECK_INT(text_parse_pid("4194304", &pid), 0); /* TEXT_PID_MAX, the kernel's ceiling */
+    CHECK_INT(pid, TEXT_PID_MAX);
+    pid = -7;
+    const char *bad[] = {"0", "4194305", "+1", "-1", " 1", "1 ", "1x", "x1", "", "01", "0x10", "1.0",
+                         "99999999999999999999", "2147483648", "4294967297"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (text_parse_pid(bad[i], &pid) != -1) printf("  accepted '%s'\n", bad[i]);
+        CHECK_INT(text_parse_pid(bad[i], &pid), -1);
+    }
+    CHECK_INT(text_parse_pid(NULL, &pid), -1);
+    CHECK_INT(pid, -7); /* untouched on failure */
+    CHECK_INT(text_parse_pid_n("123\t1\n", 3, &pid), 0);
+    CHECK_INT(pid, 123);
+    CHECK_INT(text_parse_pid_n("123", 0, &pid), -1);
+}
+
+static void status_fields_give_pids(void)
+{
+    const char *st = "Name:\tcat\nUmask:\t0022\nTgid:\t4242\nNgid:\t0\nPid:\t4243\nPPid:\t1\nTracerPid:\t0\n"
+                     "NStgid:\t4242\t7\n";
+    int pid = -1;
+    CHECK_INT(text_status_pid(st, "Tgid:", &pid), 0);
+    CHECK_INT(pid, 4242);
+    CHECK_INT(text_status_pid(st, "Pid:", &pid), 0); /* a label starts a line: not the end of "PPid:" or "Tgid:" */
+    CHECK_INT(pid, 4243);
+    CHECK_INT(text_status_pid(st, "PPid:", &pid), 0);
+    CHECK_INT(pid, 1);
+    pid = -1;
+    CHECK_INT(text_status_pid(st, "TracerPid:", &pid), -1); /* 0: not traced */
+    CHECK_INT(text_status_pid(st, "NStgid:", &pid), -1);    /* two values: not one pid */
+    CHECK_INT(text_status_pid(st, "Missing:", &pid), -1);
+    CHECK_INT(pid, -1);
+    CHECK_INT(text_status_pid("TracerPid:  77", "TracerPid:", &pid), 0); /* first line, no newline at the end */
+    CHECK_INT(pid, 77);
+    CHECK_INT(text_status_pid("", "Tgid:", &pid), -1);
+}
+
 static void case_insensitive_contains(void)
 {
     CHECK(text_contains_nocase("/usr/bin/Python3 -m http", "python"));
@@ -89,6 +131,8 @@ int main(void)
     RUN(output_is_bounded);
     RUN(kib_formatting);
     RUN(seconds_and_integers);
+    RUN(process_ids_are_strict);
+    RUN(status_fields_give_pids);
     RUN(case_insensitive_contains);
     CHECK_EXIT();
 }

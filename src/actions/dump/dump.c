@@ -300,16 +300,9 @@ static int write_run(struct copier *c, const unsigned char *p, size_t len, unsig
         if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) return -errno;
         c->falloc = 0;
     }
-    while (len > 0) {
-        ssize_t w = pwrite(c->out_fd, p, len, (off_t)at);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return w < 0 ? -errno : -ENOSPC;
-        p += w;
-        at += (unsigned long long)w;
-        len -= (size_t)w;
-        c->written += (unsigned long long)w;
-    }
-    return 0;
+    int rc = fileio_pwrite_full(c->out_fd, p, len, (off_t)at);
+    if (rc == 0) c->written += len;
+    return rc;
 }
 
 /* Writes the non-zero pages of a slot, one pwrite per run of pages adjacent in the file (across segments too).
@@ -645,27 +638,9 @@ static int create_temp(const char *path, char *tmp, size_t tmpsz, char *err, siz
     const char *base = slash ? slash + 1 : path;
     if (slash) *slash = '\0';
     snprintf(tmp, tmpsz, "%s/.%s.partial.%d", slash ? dir : ".", base, (int)getpid());
-    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot create a file in %s: %s", slash ? dir : ".", strerror(e));
-        return -e;
-    }
+    int fd = fileio_create_private(AT_FDCWD, tmp, O_RDWR);
+    if (fd < 0) snprintf(err, errlen, "cannot create a file in %s: %s", slash ? dir : ".", strerror(-fd));
     return fd;
-}
-
-static int write_all(int fd, const void *data, size_t n, off_t at)
-{
-    const unsigned char *p = data;
-    while (n > 0) {
-        ssize_t w = pwrite(fd, p, n, at);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return w < 0 ? -errno : -ENOSPC;
-        p += w;
-        at += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 /* The copy's memory and page map, once it exists. */
@@ -949,9 +924,9 @@ static int job_finish_file(struct dump_job *j, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    if ((rc = write_all(fd, j->head.data, j->head.n, 0)) < 0 ||
-        (rc = write_all(fd, j->notes.data, j->notes.n, (off_t)j->head.n)) < 0 ||
-        (rc = write_all(fd, j->tail.data, j->tail.n, (off_t)end)) < 0 || ftruncate(fd, (off_t)(end + j->tail.n)) < 0) {
+    if ((rc = fileio_pwrite_full(fd, j->head.data, j->head.n, 0)) < 0 ||
+        (rc = fileio_pwrite_full(fd, j->notes.data, j->notes.n, (off_t)j->head.n)) < 0 ||
+        (rc = fileio_pwrite_full(fd, j->tail.data, j->tail.n, (off_t)end)) < 0 || ftruncate(fd, (off_t)(end + j->tail.n)) < 0) {
         if (rc == 0) rc = -errno;
         snprintf(err, errlen, "cannot write %s: %s", j->tmp, strerror(-rc));
         return rc;

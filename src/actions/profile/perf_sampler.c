@@ -1,6 +1,5 @@
 #include "perf_sampler.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/fileio.h"
+#include "util/tasks.h"
 
 #define RING_PAGES 64 /* data pages per CPU: 256 KiB, about 15 samples of 16 KiB; halved while mmap is refused */
 #define MAX_CPUS 1024
@@ -180,20 +180,15 @@ static int open_thread(struct perf_sampler *s, int tid, int ncpus, int hz, char 
 /* Every thread of the process not yet opened. */
 static int open_threads(struct perf_sampler *s, int ncpus, int hz, char *err, size_t errlen)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", s->pid);
-    DIR *d = opendir(path);
-    if (!d) {
+    struct tasks it;
+    if (tasks_open(&it, AT_FDCWD, s->pid) < 0) {
         snprintf(err, errlen, "no process %d", s->pid);
         return -ESRCH;
     }
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d))) {
-        int tid = atoi(de->d_name);
-        if (tid > 0 && !has_tid(s, tid)) rc = open_thread(s, tid, ncpus, hz, err, errlen);
-    }
-    closedir(d);
+    int rc = 0, tid;
+    while (rc == 0 && (tid = tasks_next(&it)))
+        if (!has_tid(s, tid)) rc = open_thread(s, tid, ncpus, hz, err, errlen);
+    tasks_close(&it);
     return rc;
 }
 

@@ -1,6 +1,5 @@
 #include "ptrace_sampler.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,6 +16,7 @@
 #include "collect/procstat.h"
 #include "util/clock.h"
 #include "util/fileio.h"
+#include "util/tasks.h"
 #include "actions/target/ptrace_session.h"
 #include "actions/stack/unwind.h"
 
@@ -48,15 +48,11 @@ static struct traced *find(struct ptrace_sampler *s, int tid)
 /* Threads not yet seized are seized (PTRACE_SEIZE: no stop, no signal). Returns how many threads there are. */
 static int seize_new(struct ptrace_sampler *s, char *err, size_t errlen)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", s->pid);
-    DIR *d = opendir(path);
-    if (!d) return -ESRCH;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        int tid = atoi(de->d_name);
-        if (tid <= 0 || find(s, tid)) continue;
+    struct tasks it;
+    if (tasks_open(&it, AT_FDCWD, s->pid) < 0) return -ESRCH;
+    int rc = 0, tid;
+    while ((tid = tasks_next(&it))) {
+        if (find(s, tid)) continue;
         if (s->n == s->cap) {
             int cap = s->cap ? s->cap * 2 : 32;
             struct traced *t = realloc(s->t, (size_t)cap * sizeof *t);
@@ -76,7 +72,7 @@ static int seize_new(struct ptrace_sampler *s, char *err, size_t errlen)
         }
         s->t[s->n++] = (struct traced){tid, 0, 0, procstat_read_runtime_ns(s->pid, tid)};
     }
-    closedir(d);
+    tasks_close(&it);
     return rc;
 }
 

@@ -54,8 +54,8 @@ int debuginfo_cache_decompress(int src_fd, const char *path)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return -errno;
+    int fd = fileio_create_private(AT_FDCWD, tmp, O_RDWR); /* in a 0700 directory: 0600 hides nothing more */
+    if (fd < 0) return fd;
     int rc = copy_file(src_fd, fd);
     Elf *elf = NULL;
     if (rc == 0) {

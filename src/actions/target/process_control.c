@@ -6,25 +6,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collect/procstat.h"
 #include "util/fileio.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
+#include "util/pidfd.h"
 
 /* Opens a pidfd for pid and checks it is the identity we showed. Returns the fd or -errno. */
 static int open_identity(int pid, unsigned long long start_ticks, char *err, size_t errlen)
 {
-    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    int fd = pidfd_of(pid);
     if (fd < 0) {
-        int e = errno;
+        int e = -fd;
         snprintf(err, errlen, "process %d: %s", pid, e == ESRCH ? "no longer exists" : strerror(e));
         return -e;
     }
@@ -42,8 +35,7 @@ int process_signal(int pid, unsigned long long start_ticks, int sig, char *err, 
 {
     int fd = open_identity(pid, start_ticks, err, errlen);
     if (fd < 0) return fd;
-    int rc = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-    int e = errno;
+    int rc = pidfd_signal(fd, sig), e = -rc;
     close(fd);
     if (rc < 0) {
         snprintf(err, errlen, "signal %s to %d: %s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", pid, strerror(e));

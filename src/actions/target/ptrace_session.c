@@ -1,6 +1,5 @@
 #include "ptrace_session.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,16 +15,12 @@
 #include "collect/procstat.h"
 #include "util/clock.h"
 #include "util/fileio.h"
+#include "util/tasks.h"
+#include "util/text.h"
 
 #define WAIT_POLL_NS 50000 /* 50 us between waitpid(WNOHANG) polls: stops take 10-100 us each */
 
 /* ---- why a process cannot be traced ---- */
-
-static long status_field(const char *status, const char *name)
-{
-    const char *p = strstr(status, name);
-    return p ? strtol(p + strlen(name), NULL, 10) : -1;
-}
 
 /* The reason ptrace was refused, naming what is missing (never gain privileges; say which is missing). */
 void ptrace_session_explain_eperm(int pid, char *err, size_t errlen)
@@ -83,12 +78,12 @@ int ptrace_session_check(int pid, char *err, size_t errlen)
     if (rc < 0) return rc;
     snprintf(path, sizeof path, "/proc/%d/status", pid);
     if (fileio_read_at(AT_FDCWD, path, buf, sizeof buf) > 0) {
-        long tracer = status_field(buf, "TracerPid:");
-        if (tracer > 0) {
+        int tracer;
+        if (text_status_pid(buf, "TracerPid:", &tracer) == 0) {
             char comm[64] = "?";
-            snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
+            snprintf(path, sizeof path, "/proc/%d/comm", tracer);
             if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
-            snprintf(err, errlen, "%d is already traced by process %ld (%s): detach that debugger first", pid, tracer,
+            snprintf(err, errlen, "%d is already traced by process %d (%s): detach that debugger first", pid, tracer,
                      comm);
             return -EBUSY;
         }
@@ -121,18 +116,14 @@ static int add(struct ptrace_session *s, int tid)
 /* Seizes and interrupts every thread not yet in the session; returns how many were new, or -errno. */
 static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", s->pid);
-    DIR *d = opendir(path);
-    if (!d) {
+    struct tasks it;
+    if (tasks_open(&it, AT_FDCWD, s->pid) < 0) {
         snprintf(err, errlen, "process %d exited", s->pid);
         return -ESRCH;
     }
-    int added = 0, rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && rc == 0) {
-        int tid = atoi(de->d_name);
-        if (tid <= 0 || find(s, tid) || (s->only_tid && tid != s->only_tid)) continue;
+    int added = 0, rc = 0, tid;
+    while (rc == 0 && (tid = tasks_next(&it))) {
+        if (find(s, tid) || (s->only_tid && tid != s->only_tid)) continue;
         /* Room first, so that a seized thread is always in the session and always detached. */
         if (add(s, tid) < 0) {
             rc = -ENOMEM;
@@ -159,7 +150,7 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
         added++;
     }
-    closedir(d);
+    tasks_close(&it);
     return rc < 0 ? rc : added;
 }
 

@@ -443,9 +443,10 @@ static int prof_line(void *arg, const char *line, size_t l)
     const char *end = line + l, *p;
     char tok[40];
     unsigned long long v;
+    int tid;
     if (l > 7 && !memcmp(line, "thread ", 7)) {
         p = line + 6;
-        if (token(&p, end, tok, sizeof tok) < 0 || text_parse_u64(tok, &v) < 0 || v == 0 || v > 0x3FFFFFFF) goto bad;
+        if (token(&p, end, tok, sizeof tok) < 0 || text_parse_pid(tok, &tid) < 0) goto bad;
         if (pr->nthreads >= MAX_THREADS) return 0;
         if (pr->nthreads == pp->tcap) {
             int nc = pp->tcap ? pp->tcap * 2 : 64;
@@ -455,7 +456,7 @@ static int prof_line(void *arg, const char *line, size_t l)
             pp->tcap = nc;
         }
         struct agent_thread_name *t = &pr->threads[pr->nthreads++];
-        t->tid = (int)v;
+        t->tid = tid;
         size_t nl = p < end && *p == ' ' ? (size_t)(end - p - 1) : 0;
         if (nl >= sizeof t->name) nl = sizeof t->name - 1;
         memcpy(t->name, p + (nl ? 1 : 0), nl);
@@ -476,8 +477,7 @@ static int prof_line(void *arg, const char *line, size_t l)
     }
     struct agent_sample *s = &pr->stacks[pr->n];
     p = line + 6;
-    if (token(&p, end, tok, sizeof tok) < 0 || text_parse_u64(tok, &v) < 0 || v == 0 || v > 0x3FFFFFFF) goto bad;
-    s->tid = (int)v;
+    if (token(&p, end, tok, sizeof tok) < 0 || text_parse_pid(tok, &s->tid) < 0) goto bad;
     if (token(&p, end, tok, sizeof tok) < 0 || text_parse_u64(tok, &v) < 0 || v > (1ull << 40)) goto bad;
     s->count = (long long)v;
     if (parse_pcs(p, end, s->pcs, &s->npcs) < 0) goto bad;

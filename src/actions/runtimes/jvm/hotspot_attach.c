@@ -22,15 +22,10 @@
 #include "collect/runtime.h"
 #include "util/clock.h"
 #include "util/fileio.h"
+#include "util/pidfd.h"
 #include "hotspot_parse.h"
 #include "hsperf.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -305,23 +300,10 @@ struct child_args {
 };
 
 /* What the helper calls are system calls and plain arithmetic: it is a fork of a multi-threaded process. */
-static int write_full(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void put(const struct child_args *a, uint32_t type, const void *data, uint32_t len)
 {
     struct msg_head h = {type, len};
-    if (write_full(a->wr, &h, sizeof h) < 0 || (len && write_full(a->wr, data, len) < 0))
+    if (fileio_write_full(a->wr, &h, sizeof h) < 0 || (len && fileio_write_full(a->wr, data, len) < 0))
         _exit(3); /* the parent is gone */
 }
 
@@ -375,21 +357,21 @@ static int make_trigger(const struct child_args *a, int *where)
     int dirs[2] = {a->cwdfd, a->tmpfd}, last = ENOENT;
     for (int i = 0; i < 2; i++) {
         if (dirs[i] < 0) continue;
-        int fd = openat(dirs[i], a->trig_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = fileio_create_private(dirs[i], a->trig_name, O_WRONLY);
         if (fd >= 0) {
             close(fd);
             *where = i;
             return 1;
         }
-        if (errno == EEXIST) return 0;
-        last = errno;
+        if (fd == -EEXIST) return 0;
+        last = -fd;
     }
     return -last;
 }
 
 static int send_quit(const struct child_args *a)
 {
-    return syscall(SYS_pidfd_send_signal, a->pidfd, SIGQUIT, NULL, 0) < 0 ? -errno : 0;
+    return pidfd_signal(a->pidfd, SIGQUIT);
 }
 
 /* Starts the listener: trigger, SIGQUIT, then polls for the socket with growing sleeps (woken early if the JVM
@@ -748,7 +730,7 @@ static int attempt_open(struct attempt *at, char *err, size_t errlen)
     const struct hotspot_target *t = at->t;
     char path[64];
     struct procstat ps;
-    at->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+    at->pidfd = pidfd_of(t->pid);
     if (at->pidfd < 0 || procstat_read(t->pid, 0, &ps) < 0 || ps.starttime != t->start_ticks) {
         snprintf(err, errlen, "process %d no longer exists", t->pid);
         return -ESRCH;
@@ -831,7 +813,7 @@ static enum wait_end helper_wait(const struct attempt *at, struct reader *rd, in
  * trigger file it had no time to remove removed. */
 static enum wait_end helper_collect(const struct attempt *at, pid_t child, struct reader *rd)
 {
-    int child_pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    int child_pidfd = pidfd_of(child);
     enum wait_end end = helper_wait(at, rd, child_pidfd);
     reap(child, child_pidfd, !rd->have_result);
     if (child_pidfd >= 0) close(child_pidfd);

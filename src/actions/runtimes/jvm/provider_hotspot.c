@@ -374,10 +374,11 @@ static int saved_open(const struct provider_request *rq, struct saved *s, char *
     }
     random_hex(hex, sizeof hex);
     snprintf(s->tmp, sizeof s->tmp, "%s/.diagtop-%s.partial", dir, hex);
-    if ((s->fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-        int e = errno;
+    if ((s->fd = fileio_create_private(AT_FDCWD, s->tmp, O_WRONLY)) < 0) {
+        int e = -s->fd;
         snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(e));
         s->tmp[0] = '\0';
+        s->fd = -1;
         return -e;
     }
     return 0;
@@ -417,17 +418,10 @@ static int saved_copy(struct saved *s, int src, unsigned long long size, const s
             break;
         }
         if (n == 0) break;
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(s->fd, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-                rc = w < 0 ? -errno : -ENOSPC;
-                snprintf(err, errlen, "cannot write %s: %s", s->tmp, strerror(-rc));
-                break;
-            }
-            off += w;
+        if ((rc = fileio_write_full(s->fd, buf, (size_t)n)) < 0) {
+            snprintf(err, errlen, "cannot write %s: %s", s->tmp, strerror(-rc));
+            break;
         }
-        if (rc < 0) break;
         *copied += (unsigned long long)n;
         if (rq->progress && size)
             rq->progress(rq->progress_arg, from + (to - from) * (double)(*copied < size ? *copied : size) / (double)size);
