@@ -216,6 +216,86 @@ static void busy(int lfd)
     listener_finish(c);
 }
 
+/* The profile's tables in one mapping, and the ring of slots the first time. 0, or -ENOMEM. */
+static int profile_open(struct profile *p, int hz)
+{
+    if (!agent_g.cpu_slots) {
+        agent_g.cpu_slots = agent_map(CPU_SLOTS * sizeof(struct agent_cpu_slot));
+        if (!agent_g.cpu_slots) return -ENOMEM;
+        agent_g.cpu_nslots = CPU_SLOTS;
+    }
+    memset(p, 0, sizeof *p);
+    size_t sb = 2 * AGG_MAX * sizeof(uint32_t), eb = AGG_MAX * sizeof(struct agg_entry);
+    size_t pb = AGG_PCS * sizeof(uintptr_t), tb = MAX_THREADS * sizeof(struct agent_cpu_timer);
+    p->bytes = sb + eb + pb + tb;
+    if (!(p->map = agent_map(p->bytes))) return -ENOMEM;
+    p->slots = (uint32_t *)p->map;
+    p->e = (struct agg_entry *)(p->map + sb);
+    p->pcs = (uintptr_t *)(p->map + sb + eb);
+    p->threads = (struct agent_cpu_timer *)(p->map + sb + eb + pb);
+    p->period_ns = 1000000000L / hz;
+    return 0;
+}
+
+/* Samples until end (CLOCK_MONOTONIC ns), the client hangs up or the listener stops: threads not seen yet get a
+ * timer every 100 ms, other clients are told "busy", the ring is drained as it fills. */
+static void profile_collect(struct profile *p, int client, int lfd, int64_t end)
+{
+    int64_t last_scan = 0;
+    int hung_up = 0;
+    for (;;) {
+        int64_t now = agent_now_ns(CLOCK_MONOTONIC);
+        if (now >= end || hung_up || !__atomic_load_n(&agent_g.listening, __ATOMIC_RELAXED)) break;
+        if (now - last_scan >= 100000000) {
+            scan_threads(p);
+            last_scan = now;
+        }
+        struct pollfd pf[2] = {{client, POLLIN, 0}, {lfd, POLLIN, 0}};
+        int left_ms = (int)((end - now) / 1000000) + 1;
+        int n = poll(pf, 2, left_ms < 100 ? left_ms : 100);
+        if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char b;
+            if (recv(client, &b, 1, MSG_DONTWAIT) <= 0) hung_up = 1; /* EOF or error: the client went away */
+        }
+        if (n > 0 && (pf[1].revents & POLLIN)) busy(lfd);
+        if (n > 0 && (pf[1].revents & (POLLHUP | POLLERR | POLLNVAL))) break; /* stopped */
+        drain(p);
+    }
+}
+
+/* Sampling off and the timers deleted; what the handlers still write drained. */
+static void profile_stop(struct profile *p)
+{
+    __atomic_store_n(&agent_g.cpu_active, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < p->nthreads; i++) syscall(SYS_timer_delete, p->threads[i].timer);
+    /* Handlers that claimed a slot before the flag went down finish within microseconds. */
+    for (int i = 0; i < 50 && __atomic_load_n(&agent_g.cpu_tail, __ATOMIC_ACQUIRE) !=
+                                 __atomic_load_n(&agent_g.cpu_head, __ATOMIC_ACQUIRE); i++) {
+        drain(p);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    drain(p);
+}
+
+/* The reply: totals, the threads profiled, then each distinct (thread, stack) with its count. */
+static void profile_reply(const struct profile *p, int hz, double took, struct reply *r)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->n; i++) total += p->e[i].count;
+    reply_u64(r, "hz", (uint64_t)hz);
+    reply_f64(r, "seconds", took);
+    reply_u64(r, "period_ns", (uint64_t)p->period_ns);
+    reply_u64(r, "samples", total);
+    reply_u64(r, "lost", p->lost + __atomic_load_n(&agent_g.cpu_lost, __ATOMIC_RELAXED));
+    reply_u64(r, "threads_profiled", (uint64_t)p->nthreads);
+    for (int i = 0; i < p->nthreads; i++) reply_add(r, "thread %d %s\n", (int)p->threads[i].tid, p->threads[i].name);
+    for (uint32_t i = 0; i < p->n && !r->truncated; i++) {
+        reply_add(r, "sample %d %llu", (int)p->e[i].tid, (unsigned long long)p->e[i].count);
+        reply_pcs(r, p->pcs + p->e[i].off, (int)p->e[i].depth);
+    }
+}
+
 int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, char *why, size_t whylen)
 {
     if (seconds <= 0 || seconds > 3600 || hz < 1 || hz > 1000) {
@@ -228,77 +308,19 @@ int cpuprof_run(int client, int lfd, double seconds, int hz, struct reply *r, ch
                                            : "cannot install a SIGPROF handler: %s", strerror(-rc));
         return rc;
     }
-    if (!agent_g.cpu_slots) {
-        agent_g.cpu_slots = agent_map(CPU_SLOTS * sizeof(struct agent_cpu_slot));
-        if (!agent_g.cpu_slots) {
-            snprintf(why, whylen, "out of memory");
-            return -ENOMEM;
-        }
-        agent_g.cpu_nslots = CPU_SLOTS;
-    }
     struct profile p;
-    memset(&p, 0, sizeof p);
-    size_t sb = 2 * AGG_MAX * sizeof(uint32_t), eb = AGG_MAX * sizeof(struct agg_entry);
-    size_t pb = AGG_PCS * sizeof(uintptr_t), tb = MAX_THREADS * sizeof(struct agent_cpu_timer);
-    p.bytes = sb + eb + pb + tb;
-    if (!(p.map = agent_map(p.bytes))) {
+    if ((rc = profile_open(&p, hz)) < 0) {
         snprintf(why, whylen, "out of memory");
-        return -ENOMEM;
+        return rc;
     }
-    p.slots = (uint32_t *)p.map;
-    p.e = (struct agg_entry *)(p.map + sb);
-    p.pcs = (uintptr_t *)(p.map + sb + eb);
-    p.threads = (struct agent_cpu_timer *)(p.map + sb + eb + pb);
-    p.period_ns = 1000000000L / hz;
-
+    /* the ring emptied (slots of an earlier profile are skipped), then sampling on */
     __atomic_store_n(&agent_g.cpu_tail, __atomic_load_n(&agent_g.cpu_head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     __atomic_store_n(&agent_g.cpu_lost, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&agent_g.cpu_active, 1, __ATOMIC_RELEASE);
-    int64_t t0 = agent_now_ns(CLOCK_MONOTONIC), end = t0 + (int64_t)(seconds * 1e9), last_scan = 0;
-    int hung_up = 0;
-    for (;;) {
-        int64_t now = agent_now_ns(CLOCK_MONOTONIC);
-        if (now >= end || hung_up || !__atomic_load_n(&agent_g.listening, __ATOMIC_RELAXED)) break;
-        if (now - last_scan >= 100000000) {
-            scan_threads(&p);
-            last_scan = now;
-        }
-        struct pollfd pf[2] = {{client, POLLIN, 0}, {lfd, POLLIN, 0}};
-        int left_ms = (int)((end - now) / 1000000) + 1;
-        int n = poll(pf, 2, left_ms < 100 ? left_ms : 100);
-        if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            char b;
-            if (recv(client, &b, 1, MSG_DONTWAIT) <= 0) hung_up = 1; /* EOF or error: the client went away */
-        }
-        if (n > 0 && (pf[1].revents & POLLIN)) busy(lfd);
-        if (n > 0 && (pf[1].revents & (POLLHUP | POLLERR | POLLNVAL))) break; /* stopped */
-        drain(&p);
-    }
-    __atomic_store_n(&agent_g.cpu_active, 0, __ATOMIC_RELEASE);
-    for (int i = 0; i < p.nthreads; i++) syscall(SYS_timer_delete, p.threads[i].timer);
-    /* Handlers that claimed a slot before the flag went down finish within microseconds. */
-    for (int i = 0; i < 50 && __atomic_load_n(&agent_g.cpu_tail, __ATOMIC_ACQUIRE) !=
-                                 __atomic_load_n(&agent_g.cpu_head, __ATOMIC_ACQUIRE); i++) {
-        drain(&p);
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    drain(&p);
-    double took = (double)(agent_now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
-
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < p.n; i++) total += p.e[i].count;
-    reply_u64(r, "hz", (uint64_t)hz);
-    reply_f64(r, "seconds", took);
-    reply_u64(r, "period_ns", (uint64_t)p.period_ns);
-    reply_u64(r, "samples", total);
-    reply_u64(r, "lost", p.lost + __atomic_load_n(&agent_g.cpu_lost, __ATOMIC_RELAXED));
-    reply_u64(r, "threads_profiled", (uint64_t)p.nthreads);
-    for (int i = 0; i < p.nthreads; i++) reply_add(r, "thread %d %s\n", (int)p.threads[i].tid, p.threads[i].name);
-    for (uint32_t i = 0; i < p.n && !r->truncated; i++) {
-        reply_add(r, "sample %d %llu", (int)p.e[i].tid, (unsigned long long)p.e[i].count);
-        reply_pcs(r, p.pcs + p.e[i].off, (int)p.e[i].depth);
-    }
+    int64_t t0 = agent_now_ns(CLOCK_MONOTONIC);
+    profile_collect(&p, client, lfd, t0 + (int64_t)(seconds * 1e9));
+    profile_stop(&p);
+    profile_reply(&p, hz, (double)(agent_now_ns(CLOCK_MONOTONIC) - t0) / 1e9, r);
     agent_unmap(p.map, p.bytes);
     return 0;
 }

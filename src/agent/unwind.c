@@ -243,228 +243,484 @@ static void set_rule(struct row *row, uint64_t reg, uint8_t kind, int64_t off, c
     row->r[reg] = (struct rule){kind, (uint8_t)off, off, expr, len};
 }
 
+/* The handlers of both interpreters (CFA programs, DWARF expressions) are inlined into their loop, which gets one
+ * jump table and keeps the state in registers: as fast as one big function. */
+#define INLINE static inline __attribute__((always_inline))
+
+/* The interpreter of a CFA program: where it reads, the location reached, the row it builds, the CIE's row (what
+ * DW_CFA_restore returns to; NULL while running the CIE itself) and the rows DW_CFA_remember_state keeps. */
+struct cfa_vm {
+    const uint8_t *p, *end;
+    const struct cie *c;
+    uintptr_t loc, target;
+    struct row *row;
+    const struct row *init;
+    struct row *saved; /* 8 */
+    int nsaved;
+};
+
+/* What an instruction tells the loop: go on, done (the location passed the target: the row is complete), or bad. */
+enum { CFA_GO, CFA_DONE, CFA_BAD = -1 };
+
+/* Operands at the reading position: unsigned, signed LEB128. Through a copy of the position, so that the state
+ * never has its address taken and stays in registers. */
+INLINE int cfa_u(struct cfa_vm *vm, uint64_t *u)
+{
+    const uint8_t *p = vm->p;
+    int rc = uleb(&p, vm->end, u);
+    vm->p = p;
+    return rc;
+}
+
+INLINE int cfa_s(struct cfa_vm *vm, int64_t *s)
+{
+    const uint8_t *p = vm->p;
+    int rc = sleb(&p, vm->end, s);
+    vm->p = p;
+    return rc;
+}
+
+/* The location moves to loc. */
+INLINE int cfa_move(struct cfa_vm *vm, uintptr_t loc)
+{
+    vm->loc = loc;
+    return loc > vm->target ? CFA_DONE : CFA_GO;
+}
+
+/* DW_CFA_set_loc: an address in the FDE's encoding. */
+INLINE int cfa_set_loc(struct cfa_vm *vm)
+{
+    const uint8_t *p = vm->p;
+    uintptr_t v;
+    if (read_enc(&p, vm->end, vm->c->fde_enc, 0, &v) < 0) return CFA_BAD;
+    vm->p = p;
+    return cfa_move(vm, v);
+}
+
+/* DW_CFA_advance_loc1/2/4: a factored delta of n bytes. */
+INLINE int cfa_advance(struct cfa_vm *vm, size_t n)
+{
+    if ((size_t)(vm->end - vm->p) < n) return CFA_BAD;
+    uint32_t d = 0;
+    memcpy(&d, vm->p, n); /* little endian */
+    vm->p += n;
+    return cfa_move(vm, vm->loc + d * vm->c->code_align);
+}
+
+/* A register's rule back to the CIE's (DW_CFA_restore, restore_extended). */
+INLINE void cfa_restore(struct cfa_vm *vm, uint64_t reg)
+{
+    if (reg < UNW_NREGS) vm->row->r[reg] = vm->init ? vm->init->r[reg] : (struct rule){0};
+}
+
+/* The rule of register reg (the opcode's low bits or an operand): at CFA + an unsigned factored offset, negated
+ * for GNU_negative_offset_extended (DW_CFA_offset, offset_extended, val_offset). */
+INLINE int cfa_offset_u(struct cfa_vm *vm, uint64_t reg, uint8_t kind, int negate)
+{
+    uint64_t u;
+    if (cfa_u(vm, &u) < 0) return CFA_BAD;
+    set_rule(vm->row, reg, kind, (negate ? -(int64_t)u : (int64_t)u) * vm->c->data_align, NULL, 0);
+    return CFA_GO;
+}
+
+/* DW_CFA_offset_extended, val_offset, GNU_negative_offset_extended: the register, then the offset. */
+INLINE int cfa_reg_offset_u(struct cfa_vm *vm, uint8_t kind, int negate)
+{
+    uint64_t reg;
+    return cfa_u(vm, &reg) < 0 ? CFA_BAD : cfa_offset_u(vm, reg, kind, negate);
+}
+
+/* DW_CFA_offset_extended_sf, val_offset_sf: the register, then a signed factored offset. */
+INLINE int cfa_reg_offset_s(struct cfa_vm *vm, uint8_t kind)
+{
+    uint64_t reg;
+    int64_t s;
+    if (cfa_u(vm, &reg) < 0 || cfa_s(vm, &s) < 0) return CFA_BAD;
+    set_rule(vm->row, reg, kind, s * vm->c->data_align, NULL, 0);
+    return CFA_GO;
+}
+
+/* DW_CFA_undefined, same_value: a rule without operands. */
+INLINE int cfa_reg_kind(struct cfa_vm *vm, uint8_t kind)
+{
+    uint64_t reg;
+    if (cfa_u(vm, &reg) < 0) return CFA_BAD;
+    set_rule(vm->row, reg, kind, 0, NULL, 0);
+    return CFA_GO;
+}
+
+/* DW_CFA_register: in another register (undefined if that is one not tracked). */
+INLINE int cfa_reg_register(struct cfa_vm *vm)
+{
+    uint64_t reg, u;
+    if (cfa_u(vm, &reg) < 0 || cfa_u(vm, &u) < 0) return CFA_BAD;
+    if (u >= UNW_NREGS) set_rule(vm->row, reg, R_UNDEF, 0, NULL, 0);
+    else set_rule(vm->row, reg, R_REG, (int64_t)u, NULL, 0);
+    return CFA_GO;
+}
+
+/* DW_CFA_expression, val_expression: an expression (its length, its bytes), evaluated when unwinding. */
+INLINE int cfa_reg_expr(struct cfa_vm *vm, uint8_t kind)
+{
+    uint64_t reg, len;
+    if (cfa_u(vm, &reg) < 0 || cfa_u(vm, &len) < 0 || len > (uint64_t)(vm->end - vm->p)) return CFA_BAD;
+    set_rule(vm->row, reg, kind, 0, vm->p, len);
+    vm->p += len;
+    return CFA_GO;
+}
+
+/* DW_CFA_restore_extended. */
+INLINE int cfa_reg_restore(struct cfa_vm *vm)
+{
+    uint64_t reg;
+    if (cfa_u(vm, &reg) < 0) return CFA_BAD;
+    cfa_restore(vm, reg);
+    return CFA_GO;
+}
+
+/* DW_CFA_def_cfa_offset, def_cfa_offset_sf: the offset (unsigned, or signed and factored), the register kept. */
+INLINE int cfa_def_offset(struct cfa_vm *vm, int sf)
+{
+    uint64_t u;
+    int64_t s;
+    if (!sf) {
+        if (cfa_u(vm, &u) < 0) return CFA_BAD;
+        vm->row->cfa_off = (int64_t)u;
+    } else {
+        if (cfa_s(vm, &s) < 0) return CFA_BAD;
+        vm->row->cfa_off = s * vm->c->data_align;
+    }
+    return CFA_GO;
+}
+
+/* DW_CFA_def_cfa_register: the register, the offset kept. */
+INLINE int cfa_def_register(struct cfa_vm *vm)
+{
+    uint64_t reg;
+    if (cfa_u(vm, &reg) < 0) return CFA_BAD;
+    vm->row->cfa_reg = (unsigned)reg;
+    vm->row->cfa_is_expr = 0;
+    return CFA_GO;
+}
+
+/* DW_CFA_def_cfa, def_cfa_sf: CFA = register + offset. */
+INLINE int cfa_def(struct cfa_vm *vm, int sf)
+{
+    uint64_t reg;
+    if (cfa_u(vm, &reg) < 0 || cfa_def_offset(vm, sf) < 0) return CFA_BAD;
+    vm->row->cfa_reg = (unsigned)reg;
+    vm->row->cfa_is_expr = 0;
+    return CFA_GO;
+}
+
+/* DW_CFA_def_cfa_expression. */
+INLINE int cfa_def_expr(struct cfa_vm *vm)
+{
+    uint64_t len;
+    if (cfa_u(vm, &len) < 0 || len > (uint64_t)(vm->end - vm->p)) return CFA_BAD;
+    vm->row->cfa_is_expr = 1;
+    vm->row->cfa_expr = vm->p;
+    vm->row->cfa_len = len;
+    vm->p += len;
+    return CFA_GO;
+}
+
+/* DW_CFA_remember_state: a copy of the whole row (8 deep; compilers nest one or two). */
+INLINE int cfa_remember(struct cfa_vm *vm)
+{
+    if (vm->nsaved == 8) return CFA_BAD;
+    vm->saved[vm->nsaved++] = *vm->row;
+    return CFA_GO;
+}
+
+/* DW_CFA_restore_state. */
+INLINE int cfa_restore_state(struct cfa_vm *vm)
+{
+    if (vm->nsaved == 0) return CFA_BAD;
+    *vm->row = vm->saved[--vm->nsaved];
+    return CFA_GO;
+}
+
+/* DW_CFA_GNU_args_size: skipped. */
+INLINE int cfa_skip_u(struct cfa_vm *vm)
+{
+    uint64_t u;
+    return cfa_u(vm, &u) < 0 ? CFA_BAD : CFA_GO;
+}
+
+/* One instruction: the three with an operand in the opcode's low 6 bits, else a handler per opcode. */
+INLINE int cfa_insn(struct cfa_vm *vm)
+{
+    uint8_t op = *vm->p++, low = op & 0x3f;
+    if ((op & 0xc0) == 0x40) return cfa_move(vm, vm->loc + low * vm->c->code_align); /* DW_CFA_advance_loc */
+    if ((op & 0xc0) == 0x80) return cfa_offset_u(vm, low, R_OFF, 0);                  /* DW_CFA_offset */
+    if ((op & 0xc0) == 0xc0) {                                                         /* DW_CFA_restore */
+        cfa_restore(vm, low);
+        return CFA_GO;
+    }
+    switch (op) {
+    case 0x00: return CFA_GO;                          /* nop */
+    case 0x01: return cfa_set_loc(vm);                 /* set_loc */
+    case 0x02: return cfa_advance(vm, 1);              /* advance_loc1 */
+    case 0x03: return cfa_advance(vm, 2);              /* advance_loc2 */
+    case 0x04: return cfa_advance(vm, 4);              /* advance_loc4 */
+    case 0x05: return cfa_reg_offset_u(vm, R_OFF, 0);  /* offset_extended */
+    case 0x06: return cfa_reg_restore(vm);             /* restore_extended */
+    case 0x07: return cfa_reg_kind(vm, R_UNDEF);       /* undefined */
+    case 0x08: return cfa_reg_kind(vm, R_SAME);        /* same_value */
+    case 0x09: return cfa_reg_register(vm);            /* register */
+    case 0x0a: return cfa_remember(vm);                /* remember_state */
+    case 0x0b: return cfa_restore_state(vm);           /* restore_state */
+    case 0x0c: return cfa_def(vm, 0);                  /* def_cfa */
+    case 0x0d: return cfa_def_register(vm);            /* def_cfa_register */
+    case 0x0e: return cfa_def_offset(vm, 0);           /* def_cfa_offset */
+    case 0x0f: return cfa_def_expr(vm);                /* def_cfa_expression */
+    case 0x10: return cfa_reg_expr(vm, R_EXPR);        /* expression */
+    case 0x11: return cfa_reg_offset_s(vm, R_OFF);     /* offset_extended_sf */
+    case 0x12: return cfa_def(vm, 1);                  /* def_cfa_sf */
+    case 0x13: return cfa_def_offset(vm, 1);           /* def_cfa_offset_sf */
+    case 0x14: return cfa_reg_offset_u(vm, R_VALOFF, 0); /* val_offset */
+    case 0x15: return cfa_reg_offset_s(vm, R_VALOFF);  /* val_offset_sf */
+    case 0x16: return cfa_reg_expr(vm, R_VALEXPR);     /* val_expression */
+    case 0x2e: return cfa_skip_u(vm);                  /* GNU_args_size */
+    case 0x2f: return cfa_reg_offset_u(vm, R_OFF, 1);  /* GNU_negative_offset_extended */
+    }
+    return CFA_BAD;
+}
+
 /* Runs instructions [p, end) from location loc until it passes target; init: the CIE's row (for restore). */
 static int execute(const uint8_t *p, const uint8_t *end, const struct cie *c, uintptr_t loc, uintptr_t target,
                    struct row *row, const struct row *init)
 {
     struct row saved[8];
-    int nsaved = 0;
-    uint64_t reg, u, len;
-    int64_t s;
-    while (p < end) {
-        uint8_t op = *p++, low = op & 0x3f;
-        if ((op & 0xc0) == 0x40) {
-            loc += low * c->code_align;
-            if (loc > target) return 0;
-            continue;
-        }
-        if ((op & 0xc0) == 0x80) {
-            if (uleb(&p, end, &u) < 0) return -1;
-            set_rule(row, low, R_OFF, (int64_t)u * c->data_align, NULL, 0);
-            continue;
-        }
-        if ((op & 0xc0) == 0xc0) {
-            if (low < UNW_NREGS) row->r[low] = init ? init->r[low] : (struct rule){0};
-            continue;
-        }
-        switch (op) {
-        case 0x00: break;
-        case 0x01: {
-            uintptr_t v;
-            if (read_enc(&p, end, c->fde_enc, 0, &v) < 0) return -1;
-            loc = v;
-            if (loc > target) return 0;
-            break;
-        }
-        case 0x02: case 0x03: case 0x04: {
-            size_t n = op == 0x02 ? 1 : op == 0x03 ? 2 : 4;
-            if ((size_t)(end - p) < n) return -1;
-            uint32_t d = 0;
-            memcpy(&d, p, n); /* little endian */
-            p += n;
-            loc += d * c->code_align;
-            if (loc > target) return 0;
-            break;
-        }
-        case 0x05: case 0x14: case 0x2f:
-            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &u) < 0) return -1;
-            set_rule(row, reg, op == 0x14 ? R_VALOFF : R_OFF,
-                     (op == 0x2f ? -(int64_t)u : (int64_t)u) * c->data_align, NULL, 0);
-            break;
-        case 0x11: case 0x15:
-            if (uleb(&p, end, &reg) < 0 || sleb(&p, end, &s) < 0) return -1;
-            set_rule(row, reg, op == 0x15 ? R_VALOFF : R_OFF, s * c->data_align, NULL, 0);
-            break;
-        case 0x06:
-            if (uleb(&p, end, &reg) < 0) return -1;
-            if (reg < UNW_NREGS) row->r[reg] = init ? init->r[reg] : (struct rule){0};
-            break;
-        case 0x07: case 0x08:
-            if (uleb(&p, end, &reg) < 0) return -1;
-            set_rule(row, reg, op == 0x07 ? R_UNDEF : R_SAME, 0, NULL, 0);
-            break;
-        case 0x09:
-            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &u) < 0) return -1;
-            if (u >= UNW_NREGS) set_rule(row, reg, R_UNDEF, 0, NULL, 0);
-            else set_rule(row, reg, R_REG, (int64_t)u, NULL, 0);
-            break;
-        case 0x0a:
-            if (nsaved == 8) return -1;
-            saved[nsaved++] = *row;
-            break;
-        case 0x0b:
-            if (nsaved == 0) return -1;
-            *row = saved[--nsaved];
-            break;
-        case 0x0c: case 0x12:
-            if (uleb(&p, end, &reg) < 0) return -1;
-            if (op == 0x0c) {
-                if (uleb(&p, end, &u) < 0) return -1;
-                row->cfa_off = (int64_t)u;
-            } else {
-                if (sleb(&p, end, &s) < 0) return -1;
-                row->cfa_off = s * c->data_align;
-            }
-            row->cfa_reg = (unsigned)reg;
-            row->cfa_is_expr = 0;
-            break;
-        case 0x0d:
-            if (uleb(&p, end, &reg) < 0) return -1;
-            row->cfa_reg = (unsigned)reg;
-            row->cfa_is_expr = 0;
-            break;
-        case 0x0e:
-            if (uleb(&p, end, &u) < 0) return -1;
-            row->cfa_off = (int64_t)u;
-            break;
-        case 0x13:
-            if (sleb(&p, end, &s) < 0) return -1;
-            row->cfa_off = s * c->data_align;
-            break;
-        case 0x0f:
-            if (uleb(&p, end, &len) < 0 || len > (uint64_t)(end - p)) return -1;
-            row->cfa_is_expr = 1;
-            row->cfa_expr = p;
-            row->cfa_len = len;
-            p += len;
-            break;
-        case 0x10: case 0x16:
-            if (uleb(&p, end, &reg) < 0 || uleb(&p, end, &len) < 0 || len > (uint64_t)(end - p)) return -1;
-            set_rule(row, reg, op == 0x10 ? R_EXPR : R_VALEXPR, 0, p, len);
-            p += len;
-            break;
-        case 0x2e:
-            if (uleb(&p, end, &u) < 0) return -1;
-            break;
-        default: return -1;
-        }
+    struct cfa_vm vm = {.p = p, .end = end, .c = c, .loc = loc, .target = target, .row = row, .init = init,
+                        .saved = saved, .nsaved = 0};
+    while (vm.p < vm.end) {
+        int rc = cfa_insn(&vm);
+        if (rc != CFA_GO) return rc == CFA_DONE ? 0 : -1;
     }
     return 0;
 }
 
-/* A DWARF expression (what .eh_frame uses: PLT entries, the signal trampoline); push_cfa for register rules. */
+/* ---- DWARF expressions (what .eh_frame uses: PLT entries, the signal trampoline) ---- */
+
+/* The evaluator: the expression, its stack, and the registers and memory it may read. */
+struct dw_vm {
+    const uint8_t *p, *start, *end;
+    uintptr_t *st; /* 16 */
+    int n;
+    const struct unw_regs *regs;
+    const struct mem *m;
+};
+
+/* Operands at the reading position (through a copy: see cfa_u). */
+INLINE int dw_u(struct dw_vm *v, uint64_t *u)
+{
+    const uint8_t *p = v->p;
+    int rc = uleb(&p, v->end, u);
+    v->p = p;
+    return rc;
+}
+
+INLINE int dw_s(struct dw_vm *v, int64_t *s)
+{
+    const uint8_t *p = v->p;
+    int rc = sleb(&p, v->end, s);
+    v->p = p;
+    return rc;
+}
+
+INLINE int dw_push(struct dw_vm *v, uintptr_t x)
+{
+    if (v->n == 16) return -1;
+    v->st[v->n++] = x;
+    return 0;
+}
+
+/* DW_OP_const1u..const8s: an operand of n bytes, little endian, sign-extended if is_signed. */
+INLINE int dw_const_fixed(struct dw_vm *v, unsigned n, int is_signed)
+{
+    uint64_t x = 0;
+    unsigned shift = 64 - 8 * n;
+    if ((size_t)(v->end - v->p) < n) return -1;
+    memcpy(&x, v->p, n);
+    v->p += n;
+    if (is_signed) x = (uint64_t)((int64_t)(x << shift) >> shift);
+    return dw_push(v, x);
+}
+
+/* DW_OP_constu, consts. */
+INLINE int dw_const_leb(struct dw_vm *v, int is_signed)
+{
+    uint64_t u;
+    int64_t s;
+    if (!is_signed) return dw_u(v, &u) < 0 ? -1 : dw_push(v, u);
+    return dw_s(v, &s) < 0 ? -1 : dw_push(v, (uintptr_t)s);
+}
+
+/* DW_OP_breg0..31 (reg from the opcode), bregx (from an operand): a register plus a signed offset. */
+INLINE int dw_breg(struct dw_vm *v, uint64_t reg, int reg_operand)
+{
+    int64_t s;
+    if (reg_operand && dw_u(v, &reg) < 0) return -1;
+    if (dw_s(v, &s) < 0 || reg >= UNW_NREGS || !(v->regs->valid & (1u << reg))) return -1;
+    return dw_push(v, v->regs->r[reg] + (uintptr_t)s);
+}
+
+/* DW_OP_dup (k 0), over (1), pick: the entry k below the top pushed. */
+INLINE int dw_pick(struct dw_vm *v, unsigned k)
+{
+    if (v->n < (int)k + 1) return -1;
+    return dw_push(v, v->st[v->n - 1 - (int)k]);
+}
+
+INLINE int dw_pick_operand(struct dw_vm *v)
+{
+    return v->p == v->end ? -1 : dw_pick(v, *v->p++);
+}
+
+/* DW_OP_drop, swap, rot. */
+INLINE int dw_drop(struct dw_vm *v)
+{
+    if (v->n < 1) return -1;
+    v->n--;
+    return 0;
+}
+
+INLINE int dw_swap(struct dw_vm *v)
+{
+    uintptr_t *st = v->st + v->n, a;
+    if (v->n < 2) return -1;
+    a = st[-1], st[-1] = st[-2], st[-2] = a;
+    return 0;
+}
+
+INLINE int dw_rot(struct dw_vm *v)
+{
+    uintptr_t *st = v->st + v->n, a;
+    if (v->n < 3) return -1;
+    a = st[-1], st[-1] = st[-2], st[-2] = st[-3], st[-3] = a;
+    return 0;
+}
+
+/* DW_OP_deref: the top, an address on the stack, replaced by the word there. */
+INLINE int dw_deref(struct dw_vm *v)
+{
+    uintptr_t a;
+    if (v->n < 1 || rd(v->m, v->st[v->n - 1], &a) < 0) return -1;
+    v->st[v->n - 1] = a;
+    return 0;
+}
+
+/* DW_OP_abs, neg, not, plus_uconst: the top replaced. */
+INLINE int dw_unary(struct dw_vm *v, uint8_t op)
+{
+    if (v->n < 1) return -1;
+    uintptr_t *top = &v->st[v->n - 1];
+    uint64_t u;
+    switch (op) {
+    case 0x19: if ((intptr_t)*top < 0) *top = -*top; return 0;
+    case 0x1f: *top = -*top; return 0;
+    case 0x20: *top = ~*top; return 0;
+    case 0x23: if (dw_u(v, &u) < 0) return -1; *top += u; return 0;
+    }
+    return -1;
+}
+
+/* DW_OP_and, div, minus, mod, mul, or, plus, shl, shr, shra, xor and the comparisons: the top two, a below b,
+ * replaced by a op b. */
+INLINE int dw_binary(struct dw_vm *v, uint8_t op)
+{
+    if (v->n < 2) return -1;
+    uintptr_t b = v->st[--v->n], a = v->st[v->n - 1];
+    switch (op) {
+    case 0x1a: a &= b; break;
+    case 0x1b: if (!b) return -1; a = (uintptr_t)((intptr_t)a / (intptr_t)b); break;
+    case 0x1c: a -= b; break;
+    case 0x1d: if (!b) return -1; a %= b; break;
+    case 0x1e: a *= b; break;
+    case 0x21: a |= b; break;
+    case 0x22: a += b; break;
+    case 0x24: a = b < 64 ? a << b : 0; break;
+    case 0x25: a = b < 64 ? a >> b : 0; break;
+    case 0x26: a = b < 64 ? (uintptr_t)((intptr_t)a >> b) : 0; break;
+    case 0x27: a ^= b; break;
+    case 0x29: a = a == b; break;
+    case 0x2a: a = (intptr_t)a >= (intptr_t)b; break;
+    case 0x2b: a = (intptr_t)a > (intptr_t)b; break;
+    case 0x2c: a = (intptr_t)a <= (intptr_t)b; break;
+    case 0x2d: a = (intptr_t)a < (intptr_t)b; break;
+    case 0x2e: a = a != b; break;
+    }
+    v->st[v->n - 1] = a;
+    return 0;
+}
+
+/* DW_OP_skip, bra (only if the popped top is not 0): a signed 2-byte jump that must stay within the expression. */
+INLINE int dw_branch(struct dw_vm *v, int conditional)
+{
+    int16_t d;
+    if (v->end - v->p < 2) return -1;
+    memcpy(&d, v->p, 2);
+    v->p += 2;
+    if (conditional) {
+        if (v->n < 1) return -1;
+        if (v->st[--v->n] == 0) return 0;
+    }
+    if (d < 0 ? (v->p - v->start) < -d : (v->end - v->p) < d) return -1;
+    v->p += d;
+    return 0;
+}
+
+/* One operation: literals and registers by range, else a handler per opcode (the arithmetic ones by family). */
+INLINE int dw_op(struct dw_vm *v)
+{
+    uint8_t op = *v->p++;
+    if (op >= 0x30 && op <= 0x4f) return dw_push(v, (uintptr_t)(op - 0x30)); /* DW_OP_lit0..31 */
+    if (op >= 0x70 && op <= 0x8f) return dw_breg(v, op - 0x70, 0);           /* DW_OP_breg0..31 */
+    switch (op) {
+    case 0x06: return dw_deref(v);             /* deref */
+    case 0x08: return dw_const_fixed(v, 1, 0); /* const1u */
+    case 0x09: return dw_const_fixed(v, 1, 1); /* const1s */
+    case 0x0a: return dw_const_fixed(v, 2, 0); /* const2u */
+    case 0x0b: return dw_const_fixed(v, 2, 1); /* const2s */
+    case 0x0c: return dw_const_fixed(v, 4, 0); /* const4u */
+    case 0x0d: return dw_const_fixed(v, 4, 1); /* const4s */
+    case 0x0e: return dw_const_fixed(v, 8, 0); /* const8u */
+    case 0x0f: return dw_const_fixed(v, 8, 1); /* const8s */
+    case 0x10: return dw_const_leb(v, 0);      /* constu */
+    case 0x11: return dw_const_leb(v, 1);      /* consts */
+    case 0x12: return dw_pick(v, 0);           /* dup */
+    case 0x13: return dw_drop(v);              /* drop */
+    case 0x14: return dw_pick(v, 1);           /* over */
+    case 0x15: return dw_pick_operand(v);      /* pick */
+    case 0x16: return dw_swap(v);              /* swap */
+    case 0x17: return dw_rot(v);               /* rot */
+    case 0x19: case 0x1f: case 0x20: case 0x23: return dw_unary(v, op);
+    case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21: case 0x22: case 0x24: case 0x25: case 0x26:
+    case 0x27: case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2d: case 0x2e:
+        return dw_binary(v, op);
+    case 0x28: return dw_branch(v, 1);         /* bra */
+    case 0x2f: return dw_branch(v, 0);         /* skip */
+    case 0x92: return dw_breg(v, 0, 1);        /* bregx */
+    case 0x96: return 0;                       /* nop */
+    }
+    return -1;
+}
+
+/* Evaluates an expression of len bytes at p (at most 64 operations); push_cfa: for register rules, which start
+ * with the CFA on the stack. The result is the top of the stack. */
 static int eval(const uint8_t *p, uint64_t len, const struct unw_regs *regs, const struct mem *m, int push_cfa,
                 uintptr_t cfa, uintptr_t *out)
 {
     uintptr_t st[16];
-    int n = 0, steps = 0;
-    const uint8_t *start = p, *end = p + len;
-#define PUSH(v) do { if (n == 16) return -1; st[n++] = (v); } while (0)
-#define NEED(k) do { if (n < (k)) return -1; } while (0)
-    if (push_cfa) PUSH(cfa);
-    while (p < end) {
-        if (++steps > 64) return -1;
-        uint8_t op = *p++;
-        uint64_t u;
-        int64_t s;
-        if (op >= 0x30 && op <= 0x4f) {
-            PUSH((uintptr_t)(op - 0x30));
-            continue;
-        }
-        if ((op >= 0x70 && op <= 0x8f) || op == 0x92) {
-            uint64_t reg = op == 0x92 ? 0 : (uint64_t)(op - 0x70);
-            if (op == 0x92 && uleb(&p, end, &reg) < 0) return -1;
-            if (sleb(&p, end, &s) < 0 || reg >= UNW_NREGS || !(regs->valid & (1u << reg))) return -1;
-            PUSH(regs->r[reg] + (uintptr_t)s);
-            continue;
-        }
-        uintptr_t a, b;
-        switch (op) {
-        case 0x06:
-            NEED(1);
-            if (rd(m, st[n - 1], &a) < 0) return -1;
-            st[n - 1] = a;
-            break;
-        case 0x08: if (end - p < 1) return -1; PUSH(*p); p += 1; break;
-        case 0x09: if (end - p < 1) return -1; PUSH((uintptr_t)(int8_t)*p); p += 1; break;
-        case 0x0a: case 0x0b: { uint16_t v; if (end - p < 2) return -1; memcpy(&v, p, 2); p += 2;
-            PUSH(op == 0x0a ? (uintptr_t)v : (uintptr_t)(int16_t)v); break; }
-        case 0x0c: case 0x0d: { uint32_t v; if (end - p < 4) return -1; memcpy(&v, p, 4); p += 4;
-            PUSH(op == 0x0c ? (uintptr_t)v : (uintptr_t)(int32_t)v); break; }
-        case 0x0e: case 0x0f: { uint64_t v; if (end - p < 8) return -1; memcpy(&v, p, 8); p += 8; PUSH(v); break; }
-        case 0x10: if (uleb(&p, end, &u) < 0) return -1; PUSH(u); break;
-        case 0x11: if (sleb(&p, end, &s) < 0) return -1; PUSH((uintptr_t)s); break;
-        case 0x12: NEED(1); a = st[n - 1]; PUSH(a); break;
-        case 0x13: NEED(1); n--; break;
-        case 0x14: NEED(2); a = st[n - 2]; PUSH(a); break;
-        case 0x15: if (end - p < 1) return -1; NEED(*p + 1); a = st[n - 1 - *p]; p++; PUSH(a); break;
-        case 0x16: NEED(2); a = st[n - 1]; st[n - 1] = st[n - 2]; st[n - 2] = a; break;
-        case 0x17: NEED(3); a = st[n - 1]; st[n - 1] = st[n - 2]; st[n - 2] = st[n - 3]; st[n - 3] = a; break;
-        case 0x19: NEED(1); if ((intptr_t)st[n - 1] < 0) st[n - 1] = -st[n - 1]; break;
-        case 0x1f: NEED(1); st[n - 1] = -st[n - 1]; break;
-        case 0x20: NEED(1); st[n - 1] = ~st[n - 1]; break;
-        case 0x23: NEED(1); if (uleb(&p, end, &u) < 0) return -1; st[n - 1] += u; break;
-        case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21: case 0x22: case 0x24: case 0x25:
-        case 0x26: case 0x27: case 0x29: case 0x2a: case 0x2b: case 0x2c: case 0x2d: case 0x2e:
-            NEED(2);
-            b = st[--n];
-            a = st[n - 1];
-            switch (op) {
-            case 0x1a: a &= b; break;
-            case 0x1b: if (!b) return -1; a = (uintptr_t)((intptr_t)a / (intptr_t)b); break;
-            case 0x1c: a -= b; break;
-            case 0x1d: if (!b) return -1; a %= b; break;
-            case 0x1e: a *= b; break;
-            case 0x21: a |= b; break;
-            case 0x22: a += b; break;
-            case 0x24: a = b < 64 ? a << b : 0; break;
-            case 0x25: a = b < 64 ? a >> b : 0; break;
-            case 0x26: a = b < 64 ? (uintptr_t)((intptr_t)a >> b) : 0; break;
-            case 0x27: a ^= b; break;
-            case 0x29: a = a == b; break;
-            case 0x2a: a = (intptr_t)a >= (intptr_t)b; break;
-            case 0x2b: a = (intptr_t)a > (intptr_t)b; break;
-            case 0x2c: a = (intptr_t)a <= (intptr_t)b; break;
-            case 0x2d: a = (intptr_t)a < (intptr_t)b; break;
-            case 0x2e: a = a != b; break;
-            }
-            st[n - 1] = a;
-            break;
-        case 0x28: case 0x2f: {
-            int16_t d;
-            if (end - p < 2) return -1;
-            memcpy(&d, p, 2);
-            p += 2;
-            int jump = 1;
-            if (op == 0x28) {
-                NEED(1);
-                jump = st[--n] != 0;
-            }
-            if (jump) {
-                if (d < 0 ? (p - start) < -d : (end - p) < d) return -1;
-                p += d;
-            }
-            break;
-        }
-        case 0x96: break;
-        default: return -1;
-        }
-    }
-    if (n < 1) return -1;
-    *out = st[n - 1];
+    struct dw_vm v = {.p = p, .start = p, .end = p + len, .st = st, .n = 0, .regs = regs, .m = m};
+    if (push_cfa) st[v.n++] = cfa;
+    for (int steps = 0; v.p < v.end;)
+        if (++steps > 64 || dw_op(&v) < 0) return -1;
+    if (v.n < 1) return -1;
+    *out = st[v.n - 1];
     return 0;
-#undef PUSH
-#undef NEED
 }
 
 /* ---- the cache of simple rows ---- */
