@@ -635,7 +635,10 @@ INLINE int dw_binary(struct dw_vm *v, uint8_t op)
     uintptr_t b = v->st[--v->n], a = v->st[v->n - 1];
     switch (op) {
     case 0x1a: a &= b; break;
-    case 0x1b: if (!b) return -1; a = (uintptr_t)((intptr_t)a / (intptr_t)b); break;
+    case 0x1b: /* INT64_MIN / -1 traps (SIGFPE) in the host program: it is the negation, wrapped */
+        if (!b) return -1;
+        a = (intptr_t)b == -1 ? (uintptr_t)0 - a : (uintptr_t)((intptr_t)a / (intptr_t)b);
+        break;
     case 0x1c: a -= b; break;
     case 0x1d: if (!b) return -1; a %= b; break;
     case 0x1e: a *= b; break;

@@ -197,6 +197,23 @@ static void test_nowhere(void)
     CHECK(n >= 1 && n <= AGENT_MAX_FRAMES);
 }
 
+/* Hostile CFI from a module must never trap in the host: INT64_MIN / -1 is the one division that does. */
+static void test_expression_division(void)
+{
+    struct unw_regs regs = {0};
+    struct mem m = {0};
+    uintptr_t out = 0;
+    /* DW_OP_const8s INT64_MIN, DW_OP_const1s -1, DW_OP_div */
+    const uint8_t div_min[] = {0x0f, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x09, 0xff, 0x1b};
+    CHECK(eval(div_min, sizeof div_min, &regs, &m, 0, 0, &out) == 0);
+    CHECK(out == (uintptr_t)INT64_MIN);
+    const uint8_t div_neg[] = {0x08, 7, 0x09, 0xfe, 0x1b}; /* 7 / -2 */
+    CHECK(eval(div_neg, sizeof div_neg, &regs, &m, 0, 0, &out) == 0);
+    CHECK((intptr_t)out == -3);
+    const uint8_t div_zero[] = {0x08, 7, 0x08, 0, 0x1b};
+    CHECK(eval(div_zero, sizeof div_zero, &regs, &m, 0, 0, &out) < 0);
+}
+
 int main(void)
 {
     check_suite = "agent_unwind";
@@ -205,5 +222,6 @@ int main(void)
     RUN(test_signal_context);
     RUN(test_unknown_stack);
     RUN(test_nowhere);
+    RUN(test_expression_division);
     return check_failed_tests ? 1 : 0;
 }
