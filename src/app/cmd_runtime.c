@@ -514,9 +514,10 @@ static int run_profile(struct runtime_cli *c)
     capture_profile_who(c->pid, &o, &w);
     if (!w.by) return fail(c, NULL, w.note);
     if (w.note[0]) fprintf(stderr, "diagtop %s: %s; %s answers\n", c->name, w.note, w.by);
-    if (w.from == CAPTURE_RUNTIME && w.is_report && c->method != CPU_METHOD_AUTO)
+    int runtime = w.from == CAPTURE_RUNTIME;
+    if (runtime && w.is_report && c->method != CPU_METHOD_AUTO)
         fprintf(stderr, "diagtop profile: the agent takes the profile: --method is for diagtop's sampler (--native)\n");
-    else if (w.from == CAPTURE_RUNTIME && !w.is_report && (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO))
+    else if (runtime && !w.is_report && (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO))
         fprintf(stderr, "diagtop profile: %s takes the profile: -f, --rate, -t and --method are for diagtop's own "
                 "sampler (--native)\n", w.by);
     char dir[4096], err[512];
@@ -524,12 +525,12 @@ static int run_profile(struct runtime_cli *c)
         save_dir(c, dir, sizeof dir);
         o.save_dir = c->rq.save_dir;
     }
-    o.from = w.from;
+    o.from = w.from; /* the one just said */
     struct capture_profile r;
     int rc = capture_profile(c->pid, &o, &r, err, sizeof err);
     if (o.progress) fputc('\n', stderr);
     if (rc < 0) return fail(c, r.by, err);
-    if (runtime_cancel && w.from == CAPTURE_NATIVE)
+    if (runtime_cancel && !runtime)
         fprintf(stderr, "diagtop profile: interrupted: the %.1f s sampled so far\n", r.report.seconds);
     int status;
     if (r.is_report) {

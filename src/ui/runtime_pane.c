@@ -109,7 +109,7 @@ static enum pane_open_result open_for(struct tui *t, struct pane *p, const struc
     }
     char why[512];
     const struct provider *prov = NULL;
-    struct capture_who w = {.from = CAPTURE_NATIVE, .note = "the runtime's profiler cannot be reached"};
+    struct capture_who w = {.from = CAPTURE_NATIVE};
     capture_profile_options_default(&rp->po);
     rp->po.from = CAPTURE_RUNTIME; /* C opens this pane when the runtime has a profiler (else the sampler's pane) */
     rp->po.timeout = t->s->agent_timeout;
