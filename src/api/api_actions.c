@@ -8,9 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actions/profile/cpu_profile.h"
+#include "actions/capture/capture.h"
 #include "actions/runtimes/provider.h"
-#include "actions/stack/stack.h"
 #include "collect/procinfo.h"
 #include "render/cpu_json.h"
 #include "render/heap_view.h"
@@ -50,35 +49,23 @@ static void stack(struct api_state *s, const struct api_request *rq, struct api_
         api_arg_seconds(rq, out, "timeout", 60, 0, &timeout) < 0)
         return;
     if (rq->arg(rq->cookie, "source") && api_arg_bool(rq, out, "source", &source) < 0) return;
-    char err[512];
-    if (!native && !tid && !no_stop) {
-        const struct provider *p = provider_choose(pid, OP_STACK, 0, err, sizeof err);
-        if (p && p != &native_provider && p->stack) {
-            struct provider_request prq;
-            request_for(s, pid, timeout, &prq);
-            struct rt_stack st = {0};
-            if (p->stack(&prq, &st, err, sizeof err) == 0) {
-                api_reply_json(out, 200, rt_json_stack(&st));
-                rt_stack_free(&st);
-                return;
-            }
-            rt_stack_free(&st); /* the runtime could not answer: the OS threads instead, as the CLI does */
-        }
-    }
-    struct stack_options o;
-    stack_options_default(&o);
-    o.tid = (int)tid;
-    o.no_stop = no_stop;
-    o.source = source;
+    struct capture_stack_options o;
+    capture_stack_options_default(&o);
+    o.from = native ? CAPTURE_NATIVE : CAPTURE_AUTO; /* a runtime that cannot answer: the OS threads, as the CLI */
+    o.stack.tid = (int)tid;
+    o.stack.no_stop = no_stop;
+    o.stack.source = source;
+    o.timeout = timeout > 0 ? timeout : s->agent_timeout;
     o.cancel = &s->cancel;
-    struct stack_result r;
-    int rc = stack_capture(pid, &o, &r, err, sizeof err);
+    struct capture_stack r;
+    char err[512];
+    int rc = capture_stack(pid, &o, &r, err, sizeof err);
     if (rc < 0) {
         failed(out, rc, stack_json_error(pid, err), err);
         return;
     }
-    api_reply_json(out, 200, stack_json(&r, o.source));
-    stack_result_free(&r);
+    api_reply_json(out, 200, r.runtime ? rt_json_stack(&r.rt) : stack_json(&r.native, source));
+    capture_stack_free(&r);
 }
 
 /* GET .../memstats: the kernel's accounting and, when the runtime answers, its own (`diagtop memstats --json`). */
@@ -255,43 +242,30 @@ static void profile(struct api_state *s, const struct api_request *rq, struct ap
         api_reply_error(out, 400, "method: perf or ptrace");
         return;
     }
-    char err[512];
-    const struct provider *p = provider_choose(pid, OP_PROFILE, native, err, sizeof err);
-    if (!p) {
-        api_reply_error(out, 501, "%s", err);
-        return;
-    }
-    if (p->profile) {
-        struct provider_request prq;
-        request_for(s, pid, timeout, &prq);
-        prq.seconds = seconds;
-        prq.save_dir = s->dump_dir;
-        struct rt_profile prof = {0};
-        int rc = p->profile(&prq, &prof, err, sizeof err);
-        if (rc < 0) failed(out, rc, rt_json_error(pid, p->name, err), err);
-        else if (json || !prof.saved_path) api_reply_json(out, 200, rt_json_profile(pid, &prof));
-        else send_saved(out, prof.saved_path, "cpu", pid, !strcmp(prof.format, "jfr") ? ".jfr" : ".pb.gz");
-        rt_profile_free(&prof);
-        return;
-    }
-    struct cpu_profile_options o;
-    cpu_profile_options_default(&o, pid);
+    struct capture_profile_options o;
+    capture_profile_options_default(&o);
+    o.from = native ? CAPTURE_NATIVE : CAPTURE_AUTO;
     o.seconds = seconds;
     o.hz = (int)hz;
     if (method) o.method = method[1] == 'e' ? CPU_METHOD_PERF : CPU_METHOD_PTRACE;
+    o.timeout = timeout > 0 ? timeout : s->agent_timeout;
+    o.save_dir = s->dump_dir;
     o.cancel = &s->cancel;
-    struct cpu_report r;
-    int rc = cpu_profile_run(&o, &r, err, sizeof err);
+    struct capture_profile r;
+    char err[512];
+    int rc = capture_profile(pid, &o, &r, err, sizeof err);
     if (rc < 0) {
-        failed(out, rc, rt_json_error(pid, "native", err), err);
-        return;
-    }
-    if (json) {
-        api_reply_json(out, 200, cpu_json(&r, NULL));
+        if (!r.by) api_reply_error(out, 501, "%s", err);
+        else failed(out, rc, rt_json_error(pid, r.by, err), err);
+    } else if (!r.is_report) {
+        if (json || !r.rt.saved_path) api_reply_json(out, 200, rt_json_profile(pid, &r.rt));
+        else send_saved(out, r.rt.saved_path, "cpu", pid, !strcmp(r.rt.format, "jfr") ? ".jfr" : ".pb.gz");
+    } else if (json) {
+        api_reply_json(out, 200, cpu_json(&r.report, NULL));
     } else {
         unsigned char *bytes = NULL;
         size_t len = 0;
-        if (pprof_write_cpu(&r, &bytes, &len, err, sizeof err) < 0) {
+        if (pprof_write_cpu(&r.report, &bytes, &len, err, sizeof err) < 0) {
             api_reply_error(out, 500, "%s", err);
         } else {
             out->status = 200;
@@ -301,7 +275,7 @@ static void profile(struct api_state *s, const struct api_request *rq, struct ap
             snprintf(out->disposition, sizeof out->disposition, "attachment; filename=\"cpu.%d.pb.gz\"", pid);
         }
     }
-    cpu_report_free(&r);
+    capture_profile_free(&r);
 }
 
 /* POST .../dump: 202 and the dump resource, which the worker fills. */

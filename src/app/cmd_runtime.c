@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions/profile/cpu_profile.h"
+#include "actions/capture/capture.h"
 #include "util/dump_path.h"
 #include "actions/runtimes/provider.h"
 #include "util/saved_file.h"
@@ -527,74 +527,56 @@ static int emit_cpu_report(struct runtime_cli *c, const struct cpu_report *r)
     return emit(c, NULL, &tl);
 }
 
-/* A CPU profile by diagtop's sampler: any process, the target never stopped (perf) or for microseconds (ptrace). */
-static int run_sampler(struct runtime_cli *c)
+/* A CPU profile: the runtime's profiler (Go's pprof, Java's JFR: its top functions and the file it saved), the
+ * diagtop agent's (taken inside the process) or diagtop's sampler (any process, the target never stopped by perf,
+ * by ptrace for microseconds): the last two as a report, in the formats -f asks. */
+static int run_profile(struct runtime_cli *c)
 {
-    struct cpu_profile_options o;
-    cpu_profile_options_default(&o, c->pid);
+    struct capture_profile_options o;
+    capture_profile_options_default(&o);
+    o.from = c->native ? CAPTURE_NATIVE : CAPTURE_AUTO;
+    o.want_report = 1;
     if (c->seconds_set) o.seconds = c->rq.seconds;
-    if (c->hz) o.hz = c->hz;
+    o.hz = c->hz;
     if (c->method != CPU_METHOD_AUTO) o.method = c->method;
+    o.timeout = c->rq.timeout;
     o.cancel = &runtime_cancel;
     if (isatty(STDERR_FILENO)) {
         o.progress = show_progress;
         o.progress_arg = c;
     }
-    struct cpu_report r;
-    char err[512];
-    int rc = cpu_profile_run(&o, &r, err, sizeof err);
-    if (o.progress) fputc('\n', stderr);
-    if (rc < 0) return fail(c, "native", err);
-    if (runtime_cancel) fprintf(stderr, "diagtop profile: interrupted: the %.1f s sampled so far\n", r.seconds);
-    int status = emit_cpu_report(c, &r);
-    cpu_report_free(&r);
-    return status;
-}
-
-/* The diagtop agent's profile, taken inside the process: the same report as the sampler's, so the same formats. */
-static int run_agent_profile(struct runtime_cli *c)
-{
-    if (c->method != CPU_METHOD_AUTO)
+    /* Who answers, said before the profile runs (seconds), with the options it will not use. */
+    struct capture_who w;
+    capture_profile_who(c->pid, &o, &w);
+    if (!w.by) return fail(c, NULL, w.note);
+    if (w.note[0]) fprintf(stderr, "diagtop %s: %s; %s answers\n", c->name, w.note, w.by);
+    int runtime = w.from == CAPTURE_RUNTIME;
+    if (runtime && w.is_report && c->method != CPU_METHOD_AUTO)
         fprintf(stderr, "diagtop profile: the agent takes the profile: --method is for diagtop's sampler (--native)\n");
-    if (!c->seconds_set) c->rq.seconds = 10;
-    if (isatty(STDERR_FILENO)) {
-        c->rq.progress = show_progress;
-        c->rq.progress_arg = c;
-    }
-    struct cpu_report r;
-    char err[512];
-    int rc = agent_profile_report(&c->rq, c->hz, &r, err, sizeof err);
-    if (c->rq.progress) fputc('\n', stderr);
-    if (rc < 0) return fail(c, agent_provider.name, err);
-    int status = emit_cpu_report(c, &r);
-    cpu_report_free(&r);
-    return status;
-}
-
-static int run_profile(struct runtime_cli *c)
-{
-    int status = 1;
-    const struct provider *p = choose(c, OP_PROFILE, &status);
-    if (!p) return status;
-    if (p == &agent_provider) return run_agent_profile(c);
-    if (!p->profile) return run_sampler(c);
-    if (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO)
+    else if (runtime && !w.is_report && (c->format || c->hz || c->tid || c->method != CPU_METHOD_AUTO))
         fprintf(stderr, "diagtop profile: %s takes the profile: -f, --rate, -t and --method are for diagtop's own "
-                "sampler (--native)\n", p->name);
+                "sampler (--native)\n", w.by);
     char dir[4096], err[512];
-    save_dir(c, dir, sizeof dir);
-    if (isatty(STDERR_FILENO)) {
-        c->rq.progress = show_progress;
-        c->rq.progress_arg = c;
+    if (!w.is_report) {
+        save_dir(c, dir, sizeof dir);
+        o.save_dir = c->rq.save_dir;
     }
-    struct rt_profile prof = {0};
-    int rc = p->profile(&c->rq, &prof, err, sizeof err);
-    if (c->rq.progress) fputc('\n', stderr);
-    if (rc < 0) return fail(c, p->name, err);
-    struct text_lines tl = {0};
-    if (!c->json) rt_text_profile(&prof, 30, &tl);
-    status = emit(c, c->json ? rt_json_profile(c->pid, &prof) : NULL, c->json ? NULL : &tl);
-    rt_profile_free(&prof);
+    o.from = w.from; /* the one just said */
+    struct capture_profile r;
+    int rc = capture_profile(c->pid, &o, &r, err, sizeof err);
+    if (o.progress) fputc('\n', stderr);
+    if (rc < 0) return fail(c, r.by, err);
+    if (runtime_cancel && !runtime)
+        fprintf(stderr, "diagtop profile: interrupted: the %.1f s sampled so far\n", r.report.seconds);
+    int status;
+    if (r.is_report) {
+        status = emit_cpu_report(c, &r.report);
+    } else {
+        struct text_lines tl = {0};
+        if (!c->json) rt_text_profile(&r.rt, 30, &tl);
+        status = emit(c, c->json ? rt_json_profile(c->pid, &r.rt) : NULL, c->json ? NULL : &tl);
+    }
+    capture_profile_free(&r);
     return status;
 }
 

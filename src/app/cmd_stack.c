@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions/runtimes/provider.h"
-#include "actions/stack/stack.h"
+#include "actions/capture/capture.h"
 #include "render/stack_json.h"
 #include "render/rt_json.h"
 #include "render/rt_text.h"
@@ -43,36 +42,6 @@ static void on_signal(int sig)
     stack_cancel = 1;
 }
 
-/* The runtime's view: goroutines or Java threads. Returns the exit status, or -1 when the runtime could not
- * answer (the reason printed): the OS threads are shown instead. */
-static int runtime_stack(int pid, int json, int group, double timeout)
-{
-    char why[512];
-    const struct provider *p = provider_choose(pid, OP_STACK, 0, why, sizeof why);
-    if (!p || p == &native_provider) return -1;
-    struct provider_request rq;
-    provider_request_default(&rq, pid);
-    rq.timeout = timeout;
-    rq.cancel = &stack_cancel;
-    struct rt_stack s = {0};
-    if (p->stack(&rq, &s, why, sizeof why) < 0) {
-        fprintf(stderr, "diagtop stack: %s: %s; showing the OS threads (ptrace) instead\n", p->name, why);
-        return -1;
-    }
-    int status;
-    if (json) {
-        char *doc = rt_json_stack(&s);
-        status = !doc || puts(doc) == EOF;
-        free(doc);
-    } else {
-        struct text_lines tl = {0};
-        status = rt_text_stack(&s, group, &tl) < 0 || text_lines_write(&tl, stdout) < 0;
-        text_lines_free(&tl);
-    }
-    rt_stack_free(&s);
-    return status;
-}
-
 int cmd_stack(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'},      {"tid", required_argument, 0, 't'},
@@ -81,38 +50,39 @@ int cmd_stack(int argc, char **argv)
                                              {"native", no_argument, 0, 'n'}, {"timeout", required_argument, 0, 'T'},
                                              {"no-stop", no_argument, 0, 'N'},
                                              {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    struct stack_options o;
-    stack_options_default(&o);
-    int json = 0, group = 1, native = 0, c;
+    struct capture_stack_options co;
+    capture_stack_options_default(&co);
+    struct stack_options *o = &co.stack;
+    int json = 0, group = 1, c;
     struct settings settings;
     char config[4096], ignored[256];
     settings_defaults(&settings);
     if (config_file_path(config, sizeof config) == 0) config_file_load(&settings, config, ignored, sizeof ignored);
-    double timeout = settings.agent_timeout;
+    co.timeout = settings.agent_timeout;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
-        case 's': o.source = 0; break;
+        case 's': o->source = 0; break;
         case 'g': group = 0; break;
         case 't':
-            if (text_parse_pid(optarg, &o.tid) < 0) {
+            if (text_parse_pid(optarg, &o->tid) < 0) {
                 fprintf(stderr, "diagtop stack: -t: '%s' is not a thread id\n", optarg);
                 return 2;
             }
             break;
         case 'c':
-            if (strcmp(optarg, "0") == 0) o.cpu_sample = 0;
-            else if (text_parse_seconds(optarg, &o.cpu_sample) < 0 || o.cpu_sample > 10) {
+            if (strcmp(optarg, "0") == 0) o->cpu_sample = 0;
+            else if (text_parse_seconds(optarg, &o->cpu_sample) < 0 || o->cpu_sample > 10) {
                 fprintf(stderr, "diagtop stack: --cpu-sample: '%s' is not a number of seconds up to 10\n", optarg);
                 return 2;
             }
             break;
-        case 'n': native = 1; break;
-        case 'N': o.no_stop = 1; break;
+        case 'n': co.from = CAPTURE_NATIVE; break;
+        case 'N': o->no_stop = 1; break;
         case 'T':
-            if (text_parse_seconds(optarg, &timeout) < 0 || timeout <= 0 || timeout > 3600) {
+            if (text_parse_seconds(optarg, &co.timeout) < 0 || co.timeout <= 0 || co.timeout > 3600) {
                 fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
                 return 2;
             }
@@ -130,15 +100,11 @@ int cmd_stack(int argc, char **argv)
     }
 
     quit_signals_install(on_signal);
-    o.cancel = &stack_cancel;
-    if (!native && !o.tid && !o.no_stop) {
-        int status = runtime_stack(pid, json, group, timeout);
-        if (status >= 0) return status;
-    }
-
-    struct stack_result r;
+    co.cancel = &stack_cancel;
+    struct capture_stack r;
     char err[512];
-    int rc = stack_capture(pid, &o, &r, err, sizeof err);
+    int rc = capture_stack(pid, &co, &r, err, sizeof err);
+    if (r.fallback[0]) fprintf(stderr, "diagtop stack: %s; showing the OS threads (ptrace) instead\n", r.fallback);
     if (rc < 0) {
         if (json) {
             char *doc = stack_json_error(pid, err);
@@ -150,15 +116,16 @@ int cmd_stack(int argc, char **argv)
     }
     int status = 0;
     if (json) {
-        char *doc = stack_json(&r, o.source);
+        char *doc = r.runtime ? rt_json_stack(&r.rt) : stack_json(&r.native, o->source);
         status = !doc || puts(doc) == EOF;
         free(doc);
     } else {
         struct text_lines tl = {0};
-        struct stack_text_opts to = {group, o.source};
-        status = stack_text_render(&r, &to, &tl) < 0 || text_lines_write(&tl, stdout) < 0;
+        struct stack_text_opts to = {group, o->source};
+        status = (r.runtime ? rt_text_stack(&r.rt, group, &tl) : stack_text_render(&r.native, &to, &tl)) < 0 ||
+                 text_lines_write(&tl, stdout) < 0;
         text_lines_free(&tl);
     }
-    stack_result_free(&r);
+    capture_stack_free(&r);
     return status;
 }

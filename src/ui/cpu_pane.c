@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions/profile/cpu_profile.h"
+#include "actions/capture/capture.h"
 #include "collect/proctable.h"
 #include "render/cpu_top.h"
 #include "render/flame.h"
@@ -24,7 +24,8 @@ enum cpu_view { VIEW_TOP, VIEW_CALLERS, VIEW_ICICLE };
 /* C on a process without a runtime profiler: diagtop's own sampler in a worker, its report shown live (py-spy's
  * `top`): the top functions, callers and callees of one, or an icicle. */
 struct cpu_pane {
-    struct cpu_profile_options o;
+    int pid;
+    struct capture_profile_options o; /* diagtop's sampler (CAPTURE_NATIVE), live */
     struct cpu_report result;       /* what the worker returns at the end */
     int rc;
     char err[512];
@@ -59,7 +60,9 @@ static void run(struct job *j)
 {
     struct cpu_pane *cp = j->arg;
     cp->o.cancel = &j->cancel;
-    cp->rc = cpu_profile_run(&cp->o, &cp->result, cp->err, sizeof cp->err);
+    struct capture_profile c;
+    cp->rc = capture_profile(cp->pid, &cp->o, &c, cp->err, sizeof cp->err);
+    cp->result = c.report; /* natively, the answer is always the sampler's report */
 }
 
 static void show(struct cpu_pane *cp, struct cpu_report *r)
@@ -102,7 +105,7 @@ static void render(struct tui *t, struct pane *p)
     }
     pane_set_lines(p, &tl);
     const char *state = p->job.running ? (p->job.cancel ? "stopping" : "live") : "stopped";
-    pane_set_title(p, "CPU profile of %d, diagtop's sampler (%s), %s%s", cp->o.pid,
+    pane_set_title(p, "CPU profile of %d, diagtop's sampler (%s), %s%s", cp->pid,
                    cp->have_shown ? cp->shown.method : "...", state,
                    cp->view == VIEW_CALLERS ? ": callers and callees" : cp->view == VIEW_ICICLE ? ": icicle" : "");
     (void)t;
@@ -255,7 +258,9 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         cp->lock_ready = 1;
     }
     forget(cp);
-    cpu_profile_options_default(&cp->o, row->tgid);
+    cp->pid = row->tgid;
+    capture_profile_options_default(&cp->o);
+    cp->o.from = CAPTURE_NATIVE;
     cp->view = VIEW_TOP;
     cp->sort = CPU_TOP_BY_OWN;
     cp->tid = 0;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions/capture/capture.h"
 #include "actions/target/process_control.h"
-#include "actions/runtimes/provider.h"
 #include "util/text.h"
 #include "cpu_pane.h"
 #include "dump_pane.h"
@@ -367,9 +367,11 @@ static unsigned key_profile(struct tui *t, int key)
     (void)key;
     struct proc_row *r = selected_row(t);
     if (!r) return EFFECT_NONE;
-    char why[256];
-    const struct provider *p = r->is_kernel ? NULL : provider_choose(r->tgid, OP_PROFILE, 0, why, sizeof why);
-    return pane_open(t, p && p->profile ? &profile_pane_class : &cpu_pane_class, r);
+    struct capture_profile_options o;
+    capture_profile_options_default(&o);
+    struct capture_who w = {.from = CAPTURE_NATIVE};
+    if (!r->is_kernel) capture_profile_who(r->tgid, &o, &w);
+    return pane_open(t, w.from == CAPTURE_RUNTIME && !w.is_report ? &profile_pane_class : &cpu_pane_class, r);
 }
 
 const struct key_binding keymap_table[] = {

@@ -5,8 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "actions/runtimes/provider.h"
-#include "actions/stack/stack.h"
+#include "actions/capture/capture.h"
 #include "collect/proctable.h"
 #include "render/rt_text.h"
 #include "render/stack_text.h"
@@ -20,11 +19,10 @@
 struct stack_pane {
     int pid;
     struct stack_cache *cache; /* unwind tables and symbols, kept across snapshots of one process */
-    struct stack_options opts;
+    struct capture_stack_options opts;
     struct stack_result result;  /* the native view */
-    const struct provider *runtime; /* who gives the runtime's view, NULL when nobody can */
-    char runtime_why[256];       /* why not, for v */
-    struct provider_request rq;
+    const char *runtime;         /* who gives the runtime's view, NULL when nobody can */
+    char runtime_why[512];       /* why not, for v */
     struct rt_stack rt;          /* the runtime's view */
     int show_runtime;            /* which view is in front */
     int running_runtime;         /* which view the job in flight captures */
@@ -37,14 +35,13 @@ struct stack_pane {
 static void capture(struct job *j)
 {
     struct stack_pane *sp = j->arg;
-    if (sp->running_runtime) {
-        sp->rq.cancel = &j->cancel;
-        sp->rc = sp->runtime->stack(&sp->rq, &sp->rt, sp->err, sizeof sp->err);
-    } else {
-        sp->opts.cancel = &j->cancel;
-        sp->opts.no_stop = sp->no_stop;
-        sp->rc = stack_capture(sp->pid, &sp->opts, &sp->result, sp->err, sizeof sp->err);
-    }
+    sp->opts.from = sp->running_runtime ? CAPTURE_RUNTIME : CAPTURE_NATIVE;
+    sp->opts.cancel = &j->cancel;
+    sp->opts.stack.no_stop = sp->no_stop;
+    struct capture_stack c;
+    sp->rc = capture_stack(sp->pid, &sp->opts, &c, sp->err, sizeof sp->err);
+    if (sp->running_runtime) sp->rt = c.rt;
+    else sp->result = c.native;
 }
 
 static void render(struct pane *p)
@@ -62,7 +59,7 @@ static void render(struct pane *p)
     }
     pane_set_lines(p, &tl);
     if (sp->show_runtime) pane_set_title(p, "%s of %d, from %s (v: OS threads)", sp->rt.n && sp->rt.threads[0].name ?
-                                         "Java threads" : "Goroutines", sp->pid, sp->runtime->name);
+                                         "Java threads" : "Goroutines", sp->pid, sp->runtime);
     else pane_set_title(p, "Stack of %d, OS threads (ptrace)%s", sp->pid, sp->runtime ? " (v: the runtime's view)" : "");
 }
 
@@ -80,7 +77,7 @@ static unsigned start(struct tui *t, struct pane *p)
         sp->have_native = 0;
     }
     char text[128];
-    if (sp->running_runtime) snprintf(text, sizeof text, "Asking %s for the stacks of %d...", sp->runtime->name, sp->pid);
+    if (sp->running_runtime) snprintf(text, sizeof text, "Asking %s for the stacks of %d...", sp->runtime, sp->pid);
     else snprintf(text, sizeof text, "Capturing every thread's stack of %d...", sp->pid);
     pane_set_busy(p, text, clock_monotonic_seconds());
     if (pane_start_job(p, capture) < 0) {
@@ -154,14 +151,15 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         sp->have_native = sp->have_rt = 0;
     }
     sp->pid = row->tgid;
-    stack_options_default(&sp->opts);
-    sp->opts.cache = sp->cache;
+    capture_stack_options_default(&sp->opts);
+    sp->opts.stack.cache = sp->cache;
+    sp->opts.timeout = t->s->agent_timeout;
     /* The runtime's view first when the runtime can answer, as `diagtop stack` does. */
-    sp->runtime = provider_choose(sp->pid, OP_STACK, 0, sp->runtime_why, sizeof sp->runtime_why);
-    if (sp->runtime == &native_provider) sp->runtime = NULL;
+    struct capture_who w;
+    capture_stack_who(sp->pid, &sp->opts, &w);
+    sp->runtime = w.from == CAPTURE_RUNTIME ? w.by : NULL;
+    snprintf(sp->runtime_why, sizeof sp->runtime_why, "%s", w.note);
     sp->show_runtime = sp->runtime != NULL;
-    provider_request_default(&sp->rq, sp->pid);
-    sp->rq.timeout = t->s->agent_timeout;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -180,7 +178,7 @@ static void ready(struct tui *t, struct pane *p)
     if (sp->running_runtime) sp->have_rt = sp->rc == 0;
     else sp->have_native = sp->rc == 0;
     if (sp->rc < 0 && sp->running_runtime) { /* the runtime did not answer: the OS threads instead */
-        tui_set_status(t, 1, "the OS threads instead: %s: %s", sp->runtime->name, sp->err);
+        tui_set_status(t, 1, "the OS threads instead: %s: %s", sp->runtime, sp->err);
         sp->show_runtime = 0;
         if (t->panes.front == p) start(t, p);
         return;

@@ -4,7 +4,8 @@
 # - the layers point down only: util <- collect <- actions <- render <- model <- api <- ui <- app;
 # - inside actions/, the rooms form a one-way graph (ROOMS below): stack and dump use target, never each other;
 #   profile uses stack; runtimes use stack and profile's report only; the runtime families (go, jvm, agent) never
-#   include one another;
+#   include one another; capture (a process's stack or profile, from its runtime or natively) uses stack, profile
+#   and runtimes, and nothing in actions/ uses it;
 # - outside actions/, a room is seen through its API header only (PUBLIC below), so no front end names an
 #   elfutils type;
 # - the native agent (src/agent) lives inside other programs and includes nothing of diagtop's.
@@ -24,11 +25,13 @@ ROOMS = {
     "profile":  ["target", "stack", "lang"],
     "runtimes": ["stack", "profile/cpu_report.h"],
     "offline":  ["target", "stack", "dump", "lang", "runtimes"],
+    "capture":  ["stack", "profile", "runtimes", "target"],
 }
 FAMILIES = ["go", "jvm", "agent"]  # below runtimes/: each may use runtimes/*.h, never a sibling family
 # What a layer above actions/ may include of it: each room's API header, and the plain data it returns.
 PUBLIC = {"target/process_control.h", "stack/stack.h", "stack/frame.h", "dump/dump.h",
-          "profile/cpu_profile.h", "profile/cpu_report.h", "runtimes/provider.h", "runtimes/results.h"}
+          "profile/cpu_profile.h", "profile/cpu_report.h", "runtimes/provider.h", "runtimes/results.h",
+          "capture/capture.h"}
 
 def place(rel):
     """(layer, room, family) of a path relative to src/."""

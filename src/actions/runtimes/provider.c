@@ -67,7 +67,7 @@ int provider_offers(const struct provider *p, enum provider_op op)
     case OP_MEMSTATS: return p->memstats != NULL;
     case OP_GC: return p->gc != NULL;
     case OP_HEAP: return p->heap != NULL;
-    case OP_PROFILE: return p->profile != NULL || p->sampler_profiles;
+    case OP_PROFILE: return p->profile != NULL || p->profile_report != NULL || p->sampler_profiles;
     case OP_HEAP_DUMP: return p->heap_dump != NULL;
     default: return 0;
     }

@@ -49,8 +49,13 @@ struct provider {
     int (*heap)(const struct provider_request *rq, struct rt_heap *out, char *err, size_t errlen);
     int (*profile)(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen);
     int (*heap_dump)(const struct provider_request *rq, struct rt_file *out, char *err, size_t errlen);
+    /* OP_PROFILE as a report like diagtop's sampler's (every stack, per thread, for its renderers: folded, flame
+     * graphs, pprof), at hz (<= 0: 100) for rq->seconds (<= 0: 10); NULL when the provider offers none (only the
+     * diagtop agent, which profiles from inside the process, does). */
+    int (*profile_report)(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
+                          size_t errlen);
     /* OP_PROFILE is answered by diagtop's own sampler (cpu_profile.h), whose report is richer than rt_profile
-     * (every stack, per thread, for flame graphs and pprof): front ends run it themselves. */
+     * (every stack, per thread): actions/capture runs it. */
     int sampler_profiles;
 };
 
@@ -60,11 +65,6 @@ extern const struct provider native_provider;
 /* Native programs that load libdiagtop-agent.so: malloc statistics, malloc_trim as the GC, a sampled heap profile
  * by allocation site and a CPU profile taken inside the process. */
 extern const struct provider agent_provider;
-/* The agent's CPU profile of rq->pid for rq->seconds (<= 0: 10) at hz (<= 0: 100) as a report like diagtop's
- * sampler's (every stack, per thread), for its renderers (folded, flame graphs, pprof). Returns 0 or -errno with a
- * reason. */
-int agent_profile_report(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
-                         size_t errlen);
 
 void provider_request_default(struct provider_request *rq, int pid);
 
@@ -75,7 +75,7 @@ int provider_lock(int pid, char *err, size_t errlen);
 void provider_unlock(int pid);
 /* "stack", "memstats", "GC", "heap summary", "CPU profile", "heap dump". */
 const char *provider_op_name(enum provider_op op);
-/* Whether p offers op (OP_PROFILE: through profile, or diagtop's sampler). */
+/* Whether p offers op (OP_PROFILE: through profile, profile_report, or diagtop's sampler). */
 int provider_offers(const struct provider *p, enum provider_op op);
 
 /* The runtime provider of pid (gops for a Go program, hotspot for a JVM, agent for a native program whose diagtop

@@ -528,8 +528,8 @@ static int build_report(struct names *nm, int pid, const struct agent_profile *a
     return rc;
 }
 
-int agent_profile_report(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
-                         size_t errlen)
+static int agent_profile_report(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
+                                size_t errlen)
 {
     memset(out, 0, sizeof *out);
     struct agent_profile ap;
@@ -694,4 +694,5 @@ const struct provider agent_provider = {
     .gc = agent_gc,
     .heap = agent_heap,
     .profile = agent_profile,
+    .profile_report = agent_profile_report,
 };
