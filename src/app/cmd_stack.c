@@ -42,7 +42,49 @@ static void on_signal(int sig)
     stack_cancel = 1;
 }
 
-int cmd_stack(int argc, char **argv)
+struct stack_args {
+    struct capture_stack_options co;
+    int json, group, pid;
+};
+
+/* One option into a: -1 to go on, else the exit status (0 for --help, 2 for a bad value). */
+static int parse_option(int c, char **argv, struct stack_args *a)
+{
+    struct stack_options *o = &a->co.stack;
+    switch (c) {
+    case 'j': a->json = 1; break;
+    case 's': o->source = 0; break;
+    case 'g': a->group = 0; break;
+    case 't':
+        if (text_parse_pid(optarg, &o->tid) < 0) {
+            fprintf(stderr, "diagtop stack: -t: '%s' is not a thread id\n", optarg);
+            return 2;
+        }
+        break;
+    case 'c':
+        if (strcmp(optarg, "0") == 0) o->cpu_sample = 0;
+        else if (text_parse_seconds(optarg, &o->cpu_sample) < 0 || o->cpu_sample > 10) {
+            fprintf(stderr, "diagtop stack: --cpu-sample: '%s' is not a number of seconds up to 10\n", optarg);
+            return 2;
+        }
+        break;
+    case 'n': a->co.from = CAPTURE_NATIVE; break;
+    case 'N': o->no_stop = 1; break;
+    case 'T':
+        if (text_parse_seconds(optarg, &a->co.timeout) < 0 || a->co.timeout <= 0 || a->co.timeout > 3600) {
+            fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
+            return 2;
+        }
+        break;
+    case 'h': fputs(cmd_stack_usage, stdout); return 0;
+    case ':': fprintf(stderr, "diagtop stack: %s needs a value\n", argv[optind - 1]); return 2;
+    default: fprintf(stderr, "diagtop stack: unknown option %s\n%s", argv[optind - 1], cmd_stack_usage); return 2;
+    }
+    return -1;
+}
+
+/* The command line into a, over the config file's agent timeout. Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct stack_args *a)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'},      {"tid", required_argument, 0, 't'},
                                              {"no-source", no_argument, 0, 's'}, {"no-group", no_argument, 0, 'g'},
@@ -50,82 +92,67 @@ int cmd_stack(int argc, char **argv)
                                              {"native", no_argument, 0, 'n'}, {"timeout", required_argument, 0, 'T'},
                                              {"no-stop", no_argument, 0, 'N'},
                                              {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    struct capture_stack_options co;
-    capture_stack_options_default(&co);
-    struct stack_options *o = &co.stack;
-    int json = 0, group = 1, c;
+    memset(a, 0, sizeof *a);
+    a->group = 1;
+    capture_stack_options_default(&a->co);
     struct settings settings;
     char config[4096], ignored[256];
     settings_defaults(&settings);
     if (config_file_path(config, sizeof config) == 0) config_file_load(&settings, config, ignored, sizeof ignored);
-    co.timeout = settings.agent_timeout;
+    a->co.timeout = settings.agent_timeout;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 's': o->source = 0; break;
-        case 'g': group = 0; break;
-        case 't':
-            if (text_parse_pid(optarg, &o->tid) < 0) {
-                fprintf(stderr, "diagtop stack: -t: '%s' is not a thread id\n", optarg);
-                return 2;
-            }
-            break;
-        case 'c':
-            if (strcmp(optarg, "0") == 0) o->cpu_sample = 0;
-            else if (text_parse_seconds(optarg, &o->cpu_sample) < 0 || o->cpu_sample > 10) {
-                fprintf(stderr, "diagtop stack: --cpu-sample: '%s' is not a number of seconds up to 10\n", optarg);
-                return 2;
-            }
-            break;
-        case 'n': co.from = CAPTURE_NATIVE; break;
-        case 'N': o->no_stop = 1; break;
-        case 'T':
-            if (text_parse_seconds(optarg, &co.timeout) < 0 || co.timeout <= 0 || co.timeout > 3600) {
-                fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h': fputs(cmd_stack_usage, stdout); return 0;
-        case ':': fprintf(stderr, "diagtop stack: %s needs a value\n", argv[optind - 1]); return 2;
-        default: fprintf(stderr, "diagtop stack: unknown option %s\n%s", argv[optind - 1], cmd_stack_usage); return 2;
-        }
-    }
-    int pid;
-    if (optind != argc - 1 || text_parse_pid(argv[optind], &pid) < 0) {
+    int c, status;
+    while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1)
+        if ((status = parse_option(c, argv, a)) >= 0) return status;
+    if (optind != argc - 1 || text_parse_pid(argv[optind], &a->pid) < 0) {
         fprintf(stderr, "diagtop stack: %s\n%s", optind < argc ? "not a process id" : "which process?",
                 cmd_stack_usage);
         return 2;
     }
+    return -1;
+}
 
+/* The stacks as text or JSON on stdout: the runtime's view or the OS threads. Returns the exit status. */
+static int print_stacks(const struct stack_args *a, const struct capture_stack *r)
+{
+    int status;
+    int source = a->co.stack.source;
+    if (a->json) {
+        char *doc = r->runtime ? rt_json_stack(&r->rt) : stack_json(&r->native, source);
+        status = !doc || puts(doc) == EOF;
+        free(doc);
+    } else {
+        struct text_lines tl = {0};
+        struct stack_text_opts to = {a->group, source};
+        status = (r->runtime ? rt_text_stack(&r->rt, a->group, &tl) : stack_text_render(&r->native, &to, &tl)) < 0 ||
+                 text_lines_write(&tl, stdout) < 0;
+        text_lines_free(&tl);
+    }
+    return status;
+}
+
+int cmd_stack(int argc, char **argv)
+{
+    struct stack_args a;
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0) return status;
     quit_signals_install(on_signal);
-    co.cancel = &stack_cancel;
+    a.co.cancel = &stack_cancel;
     struct capture_stack r;
     char err[512];
-    int rc = capture_stack(pid, &co, &r, err, sizeof err);
+    int rc = capture_stack(a.pid, &a.co, &r, err, sizeof err);
     if (r.fallback[0]) fprintf(stderr, "diagtop stack: %s; showing the OS threads (ptrace) instead\n", r.fallback);
     if (rc < 0) {
-        if (json) {
-            char *doc = stack_json_error(pid, err);
+        if (a.json) {
+            char *doc = stack_json_error(a.pid, err);
             if (doc) puts(doc);
             free(doc);
         }
         fprintf(stderr, "diagtop stack: %s\n", err);
         return 1;
     }
-    int status = 0;
-    if (json) {
-        char *doc = r.runtime ? rt_json_stack(&r.rt) : stack_json(&r.native, o->source);
-        status = !doc || puts(doc) == EOF;
-        free(doc);
-    } else {
-        struct text_lines tl = {0};
-        struct stack_text_opts to = {group, o->source};
-        status = (r.runtime ? rt_text_stack(&r.rt, group, &tl) : stack_text_render(&r.native, &to, &tl)) < 0 ||
-                 text_lines_write(&tl, stdout) < 0;
-        text_lines_free(&tl);
-    }
+    status = print_stacks(&a, &r);
     capture_stack_free(&r);
     return status;
 }

@@ -168,9 +168,9 @@ static void container_hint(const char *cgroup, char *out, size_t n)
         }
 }
 
-static void collect_general(int pid, struct proc_info *pi, const struct procstat *ps, unsigned long long btime)
+/* Identity and times from stat, the parent chain up to init. */
+static void general_from_stat(struct pi_general *g, int pid, const struct procstat *ps, unsigned long long btime)
 {
-    struct pi_general *g = &pi->general;
     long hz = sysconf(_SC_CLK_TCK);
     g->pid = pid;
     g->ppid = ps->ppid;
@@ -189,8 +189,6 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
     struct timespec ts;
     clock_gettime(CLOCK_BOOTTIME, &ts);
     g->age_seconds = (double)ts.tv_sec + ts.tv_nsec / 1e9 - (double)ps->starttime / hz;
-
-    /* Parent chain, up to init. */
     for (int p = ps->ppid; p > 0 && g->nancestors < 32;) {
         struct procstat aps;
         if (procstat_read(p, 0, &aps) < 0) break;
@@ -199,6 +197,11 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
         g->nancestors++;
         p = aps.ppid;
     }
+}
+
+/* Who it runs as (status), what it runs (exe, "(deleted)" noted apart), where, and its command line. */
+static void general_program(struct pi_general *g, int pid)
+{
     g->ruid = g->euid = g->rgid = g->egid = -1;
     char *status = fileio_read_proc(AT_FDCWD, pid, "status", 16384, NULL);
     if (status) procinfo_parse_status(status, g, NULL);
@@ -226,6 +229,11 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
             if (g->cmdline[i] == '\0') g->cmdline[i] = ' ';
         g->cmdline[n] = '\0';
     }
+}
+
+/* Where it is confined: its cgroup (and the container it hints at), namespaces, OOM score and limits. */
+static void general_confinement(struct pi_general *g, int pid)
+{
     char *cg = fileio_read_proc(AT_FDCWD, pid, "cgroup", 8192, NULL);
     if (cg) {
         const char *v2 = strstr(cg, "0::");
@@ -250,6 +258,13 @@ static void collect_general(int pid, struct proc_info *pi, const struct procstat
     char *limits = fileio_read_proc(AT_FDCWD, pid, "limits", 8192, NULL);
     if (limits) g->nlimits = procinfo_parse_limits(limits, g->limits, 20);
     free(limits);
+}
+
+static void collect_general(int pid, struct proc_info *pi, const struct procstat *ps, unsigned long long btime)
+{
+    general_from_stat(&pi->general, pid, ps, btime);
+    general_program(&pi->general, pid);
+    general_confinement(&pi->general, pid);
 }
 
 static void memory_unknown(struct pi_memory *m)
