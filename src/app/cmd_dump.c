@@ -67,9 +67,8 @@ static void show_progress(void *arg, unsigned long long done, unsigned long long
 static int heap_dump(int pid, const char *output, const char *dir_opt, int json, double timeout)
 {
     struct settings s;
-    char config[4096], ignored[256], dir[4096], err[512];
-    settings_defaults(&s);
-    if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+    char dir[4096], err[512];
+    config_file_settings(&s);
     const struct provider *p = provider_choose(pid, OP_HEAP_DUMP, 0, err, sizeof err);
     if (!p) {
         fprintf(stderr, "diagtop dump: %s\n", err);
@@ -238,9 +237,8 @@ static int choose_path(const struct dump_args *a, char *path, size_t pathsz)
         return 0;
     }
     struct settings s;
-    char config[4096], ignored[256], dir[4096], err[512];
-    settings_defaults(&s);
-    if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+    char dir[4096], err[512];
+    config_file_settings(&s);
     if (dump_directory(a->dir_opt, s.dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop dump: %s\n", err);
         return -1;

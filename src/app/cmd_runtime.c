@@ -583,9 +583,7 @@ static int run_profile(struct runtime_cli *c)
 static int run(enum runtime_cmd cmd, const char *name, int argc, char **argv)
 {
     struct runtime_cli c = {.cmd = cmd, .name = name};
-    char config[4096], ignored[256];
-    settings_defaults(&c.settings);
-    if (config_file_path(config, sizeof config) == 0) config_file_load(&c.settings, config, ignored, sizeof ignored);
+    config_file_settings(&c.settings);
     provider_request_default(&c.rq, 0);
     c.rq.timeout = c.settings.agent_timeout;
     int rc = parse(&c, argc, argv);

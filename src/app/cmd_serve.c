@@ -154,9 +154,8 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
 static int serve_settings(struct api_server_config *c, const char *dump_opt, char *dir, size_t dirlen)
 {
     struct settings s;
-    char config[4096], ignored[256], err[1024];
-    settings_defaults(&s);
-    if (config_file_path(config, sizeof config) == 0) config_file_load(&s, config, ignored, sizeof ignored);
+    char err[1024];
+    config_file_settings(&s);
     if (dump_directory(dump_opt, s.dump_dir, dir, dirlen, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop serve: %s\n", err);
         return -1;

@@ -96,9 +96,7 @@ static int parse_args(int argc, char **argv, struct stack_args *a)
     a->group = 1;
     capture_stack_options_default(&a->co);
     struct settings settings;
-    char config[4096], ignored[256];
-    settings_defaults(&settings);
-    if (config_file_path(config, sizeof config) == 0) config_file_load(&settings, config, ignored, sizeof ignored);
+    config_file_settings(&settings);
     a->co.timeout = settings.agent_timeout;
     optind = 1;
     opterr = 0;

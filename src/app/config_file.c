@@ -19,6 +19,13 @@ int config_file_path(char *buf, size_t bufsz)
     return 0;
 }
 
+void config_file_settings(struct settings *s)
+{
+    char config[4096], ignored[256];
+    settings_defaults(s);
+    if (config_file_path(config, sizeof config) == 0) config_file_load(s, config, ignored, sizeof ignored);
+}
+
 int config_file_load(struct settings *s, const char *path, char *err, size_t errlen)
 {
     char text[8192];

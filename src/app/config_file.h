@@ -11,5 +11,8 @@ int config_file_path(char *buf, size_t bufsz);
 /* Loads the file over s. A missing file is not an error; a bad line is skipped with a warning in err (returns 1).
  * Returns 0 when all was read cleanly. */
 int config_file_load(struct settings *s, const char *path, char *err, size_t errlen);
+/* The defaults with the user's config file over them, for a one-shot command (which shows no warnings: the
+ * monitor does). */
+void config_file_settings(struct settings *s);
 int config_file_save(const struct settings *s, const char *path, char *err, size_t errlen);
 #endif
