@@ -64,6 +64,11 @@ void procinfo_parse_status(const char *text, struct pi_general *g, struct pi_mem
     const char *v;
     if (g && (v = line_value(text, "Uid"))) sscanf(v, "%lld %lld", &g->ruid, &g->euid);
     if (g && (v = line_value(text, "Gid"))) sscanf(v, "%lld %lld", &g->rgid, &g->egid);
+    if (g && (v = line_value(text, "NSpid"))) {
+        char *end;
+        g->nnspid = 0;
+        for (long p; g->nnspid < 8 && (p = strtol(v, &end, 10)) > 0 && end != v; v = end) g->nspid[g->nnspid++] = (int)p;
+    }
     if (!m) return;
     m->rss = kb_field(text, "VmRSS");
     m->hwm = kb_field(text, "VmHWM");
@@ -155,17 +160,108 @@ static const char *policy_name(unsigned p)
     return p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
-static void container_hint(const char *cgroup, char *out, size_t n)
+/* ---- the container a cgroup path names ---- */
+
+static int is_hex_id(const char *s, size_t n)
 {
-    static const struct { const char *needle, *name; } hints[] = {
-        {"kubepods", "kubernetes"}, {"docker", "docker"}, {"libpod", "podman"}, {"containerd", "containerd"},
-        {"lxc", "lxc"}, {"machine.slice", "systemd-nspawn/vm"}};
-    out[0] = '\0';
-    for (size_t i = 0; cgroup && i < sizeof hints / sizeof hints[0]; i++)
-        if (strstr(cgroup, hints[i].needle)) {
-            snprintf(out, n, "%s", hints[i].name);
-            return;
+    if (n < 12 || n > 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+static int has_prefix(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+/* systemd escapes '-' in unit names as \x2d: "machine-debian\x2dtest.scope" is the machine "debian-test". */
+static void unescape_unit(char *out, size_t n, const char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < n; i++) {
+        unsigned c;
+        if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' && sscanf(s + i + 2, "%2x", &c) == 1) {
+            out[o++] = (char)c;
+            i += 3;
+        } else {
+            out[o++] = s[i];
         }
+    }
+    out[o] = '\0';
+}
+
+/* "kubepods-burstable-pod0f3b1c2d_4e5f_....slice" (systemd driver) or "pod0f3b1c2d-4e5f-..." (cgroupfs). */
+static void kube_pod_uid(const char *c, size_t n, struct pi_container *out)
+{
+    const char *p = has_prefix(c, "pod") ? c : strstr(c, "-pod");
+    if (!p || (size_t)(p - c) >= n) return;
+    p += *p == '-' ? 4 : 3;
+    size_t len = (size_t)(c + n - p);
+    if (len > 6 && memcmp(p + len - 6, ".slice", 6) == 0) len -= 6;
+    if (len == 0 || len >= sizeof out->pod_uid) return;
+    for (size_t i = 0; i < len; i++) out->pod_uid[i] = p[i] == '_' ? '-' : p[i];
+    out->pod_uid[len] = '\0';
+}
+
+/* A unit a runtime made for one container: "docker-ID.scope", "libpod-ID.scope", "cri-containerd-ID.scope",
+ * "crio-ID.scope", "machine-NAME.scope" (systemd-nspawn or a VM); podman's cgroupfs "libpod-ID" too. */
+static int scope_container(const char *c, size_t n, struct pi_container *out)
+{
+    static const struct { const char *prefix, *runtime; } units[] = {
+        {"docker-", "docker"}, {"libpod-conmon-", "podman"}, {"libpod-", "podman"}, {"cri-containerd-", "containerd"},
+        {"nerdctl-", "containerd"}, {"crio-conmon-", "cri-o"}, {"crio-", "cri-o"}};
+    if (n > 6 && memcmp(c + n - 6, ".scope", 6) == 0) n -= 6;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t pl = strlen(units[i].prefix);
+        if (n > pl && strncmp(c, units[i].prefix, pl) == 0 && is_hex_id(c + pl, n - pl)) {
+            snprintf(out->runtime, sizeof out->runtime, "%s", units[i].runtime);
+            snprintf(out->id, sizeof out->id, "%.*s", (int)(n - pl), c + pl);
+            return 1;
+        }
+    }
+    if (n > 8 && has_prefix(c, "machine-")) {
+        snprintf(out->runtime, sizeof out->runtime, "systemd-machine");
+        unescape_unit(out->id, sizeof out->id, c + 8, n - 8);
+        return 1;
+    }
+    return 0;
+}
+
+/* One path component c (n bytes, not terminated), prev the one above it ("" at the top). */
+static void container_component(const char *prev, const char *c, size_t n, int *kube, struct pi_container *out)
+{
+    if (has_prefix(c, "kubepods")) {
+        *kube = 1;
+        kube_pod_uid(c, n, out);
+    } else if (*kube && has_prefix(c, "pod")) {
+        kube_pod_uid(c, n, out);
+    } else if (scope_container(c, n, out)) {
+    } else if ((strcmp(prev, "docker") == 0 || *kube) && is_hex_id(c, n)) { /* cgroupfs: /docker/ID, .../podUID/ID */
+        snprintf(out->runtime, sizeof out->runtime, "docker");
+        snprintf(out->id, sizeof out->id, "%.*s", (int)n, c);
+    } else if (strcmp(prev, "lxc") == 0 || has_prefix(c, "lxc.payload.") || has_prefix(c, "lxc.monitor.")) {
+        size_t skip = strcmp(prev, "lxc") == 0 ? 0 : 12;
+        snprintf(out->runtime, sizeof out->runtime, "lxc");
+        snprintf(out->id, sizeof out->id, "%.*s", (int)(n - skip), c + skip);
+    }
+}
+
+int procinfo_parse_container(const char *cgroup, struct pi_container *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!cgroup) return 0;
+    int kube = 0;
+    char prev[128] = "";
+    for (const char *c = cgroup; *c;) {
+        size_t n = strcspn(c, "/\n");
+        /* The outermost container wins: podman's ".../libpod-ID.scope/container" names nothing more inside. */
+        if (n && !out->id[0]) container_component(prev, c, n, &kube, out);
+        if (n) snprintf(prev, sizeof prev, "%.*s", (int)n, c);
+        c += n;
+        if (*c == '\n') break;
+        if (*c) c++;
+    }
+    if (kube) snprintf(out->runtime, sizeof out->runtime, "kubernetes");
+    if (!out->runtime[0]) memset(out, 0, sizeof *out);
+    return out->runtime[0] != 0;
 }
 
 /* Identity and times from stat, the parent chain up to init. */
@@ -238,15 +334,26 @@ static void general_confinement(struct pi_general *g, int pid)
     if (cg) {
         const char *v2 = strstr(cg, "0::");
         if (v2) g->cgroup = strndup(v2 + 3, strcspn(v2 + 3, "\n"));
-        container_hint(g->cgroup, g->container, sizeof g->container);
+        if (!procinfo_parse_container(g->cgroup, &g->container)) /* cgroup v1 only: each controller's path */
+            for (const char *l = cg; l && *l && !g->container.runtime[0]; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+                const char *path = strchr(l, ':') ? strchr(strchr(l, ':') + 1, ':') : NULL;
+                if (path && path < l + strcspn(l, "\n")) procinfo_parse_container(path + 1, &g->container);
+            }
     }
     free(cg);
+    /* Which of them are not diagtop's own: a container, an `unshare`, a sandbox. */
     static const char *const ns[] = {"cgroup", "ipc", "mnt", "net", "pid", "user", "uts", "time"};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        char name[32];
+        char name[32], self[96], ours[64];
         snprintf(name, sizeof name, "ns/%s", ns[i]);
         char *link = readlink_alloc(pid, name);
-        if (link) snprintf(g->namespaces[g->nnamespaces++], sizeof g->namespaces[0], "%s", link);
+        if (link) {
+            snprintf(self, sizeof self, "/proc/self/ns/%s", ns[i]);
+            ssize_t n = readlink(self, ours, sizeof ours - 1);
+            if (n >= 0) ours[n] = '\0';
+            g->ns_differs[g->nnamespaces] = n < 0 ? -1 : strcmp(ours, link) != 0;
+            snprintf(g->namespaces[g->nnamespaces++], sizeof g->namespaces[0], "%s", link);
+        }
         free(link);
     }
     char num[32];
@@ -303,26 +410,30 @@ static void collect_modules(int pid, struct proc_info *pi)
     }
     size_t cap = 0;
     for (char *line = strtok(maps, "\n"); line; line = strtok(NULL, "\n")) {
-        unsigned long long start, end;
+        unsigned long long start, end, offset;
         char perms[8];
         int off = 0;
-        if (sscanf(line, "%llx-%llx %7s %*x %*s %*u %n", &start, &end, perms, &off) < 3 || off == 0) continue;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %n", &start, &end, perms, &offset, &off) < 4 || off == 0) continue;
         const char *path = line + off;
         if (path[0] != '/') continue; /* anonymous, [heap], [stack], [vdso] */
         int k;
         for (k = 0; k < pi->nmodules && strcmp(pi->modules[k].path, path) != 0; k++) {}
         if (k == pi->nmodules) {
             if (GROW(pi->modules, cap, k, 64) < 0) break;
-            pi->modules[k] = (struct pi_module){strdup(path), start, end, 0, "----", 0};
+            pi->modules[k] = (struct pi_module){.path = strdup(path), .start = start, .end = end};
             pi->modules[k].shared_object = strstr(path, ".so") != NULL;
             pi->nmodules++;
         }
         struct pi_module *m = &pi->modules[k];
+        /* Each mapping as maps lists it (in address order): a union of their permissions would read rwxp for
+         * every library, which no page of it is. */
+        if (GROW(m->maps, m->maps_cap, m->nmaps, 4) < 0) break;
+        struct pi_mapping *map = &m->maps[m->nmaps++];
+        *map = (struct pi_mapping){.start = start, .end = end, .offset = offset};
+        snprintf(map->perms, sizeof map->perms, "%.4s", perms);
         if (start < m->start) m->start = start;
         if (end > m->end) m->end = end;
         m->size += end - start;
-        for (int i = 0; i < 4; i++)
-            if (perms[i] != '-') m->perms[i] = perms[i];
     }
     free(maps);
     if (pi->modules) qsort(pi->modules, (size_t)pi->nmodules, sizeof *pi->modules, module_cmp);
@@ -490,7 +601,10 @@ void procinfo_free(struct proc_info *pi)
     free(pi->general.cwd);
     free(pi->general.cmdline);
     free(pi->general.cgroup);
-    for (int i = 0; i < pi->nmodules; i++) free(pi->modules[i].path);
+    for (int i = 0; i < pi->nmodules; i++) {
+        free(pi->modules[i].path);
+        free(pi->modules[i].maps);
+    }
     free(pi->modules);
     for (int i = 0; i < pi->nfds; i++) free(pi->fds[i].target);
     free(pi->fds);

@@ -17,6 +17,9 @@ const char *procinfo_section_name(enum procinfo_section s);
 /* Parses "general,memory"; returns the mask or -1. */
 int procinfo_parse_sections(const char *list);
 
+/* A container named by a cgroup path: the runtime, its container id, and for Kubernetes the pod's uid. */
+struct pi_container { char runtime[16]; char id[80]; char pod_uid[48]; };
+
 struct pi_ancestor { int pid; char comm[64]; };
 struct pi_limit { char name[64]; char soft[32], hard[32], units[16]; };
 
@@ -38,9 +41,12 @@ struct pi_general {
     char *cwd;
     char *cmdline;            /* arguments joined by spaces, raw bytes */
     char *cgroup;             /* cgroup v2 path */
-    char container[32];       /* "docker", "kubernetes", "podman", "lxc", "systemd" slice... or "" */
+    struct pi_container container; /* from the cgroup path; runtime "" when it names none */
     char namespaces[8][48];   /* "mnt:[4026531840]" */
     int nnamespaces;
+    int ns_differs[8];        /* namespaces[i] is not diagtop's own (1), is (0), or ours is unreadable (-1) */
+    int nspid[8];             /* NSpid: its PID in each PID namespace it is in, ours (outermost) first */
+    int nnspid;
     long long oom_score, oom_score_adj;
     struct pi_limit limits[20];
     int nlimits;
@@ -51,10 +57,17 @@ struct pi_memory { /* bytes, -1 unknown */
     long long pss, uss, private_clean, private_dirty, swap, swap_pss, anon_huge;
 };
 
+/* One line of /proc/PID/maps: a library is usually four (r--p header, r-xp text, r--p relro, rw-p data). */
+struct pi_mapping {
+    unsigned long long start, end, offset;
+    char perms[8];                       /* as maps says: "r-xp" */
+};
+
 struct pi_module {
     char *path;
     unsigned long long start, end, size; /* lowest start, highest end, sum of mapped bytes */
-    char perms[8];                       /* the union of permissions, e.g. "r-xp" */
+    struct pi_mapping *maps; int nmaps;  /* its mappings in address order */
+    size_t maps_cap;
     int shared_object;
 };
 
@@ -102,6 +115,9 @@ void procinfo_parse_status(const char *text, struct pi_general *g, struct pi_mem
 void procinfo_parse_smaps_rollup(const char *text, struct pi_memory *m);
 int procinfo_parse_limits(const char *text, struct pi_limit *out, int max);
 void procinfo_parse_io(const char *text, struct pi_io *io);
+/* The container a cgroup v2 (or v1) path names: docker-ID.scope, /docker/ID, kubepods.../podUID/ID,
+ * libpod-ID.scope, /lxc/NAME, lxc.payload.NAME, machine-NAME.scope. Returns 1 when it names one, else 0 (out zeroed). */
+int procinfo_parse_container(const char *cgroup, struct pi_container *out);
 /* Does an environment variable's name look like it holds a secret (SECRET, TOKEN, PASSWORD, KEY, CREDENTIAL)? */
 int procinfo_env_is_secret(const char *name);
 #endif

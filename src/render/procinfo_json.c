@@ -46,6 +46,37 @@ static void kudu_fields(cJSON *o, const struct proc_info *pi)
     add_bytes_or_null(o, "paged_memory", mem ? (m->swap >= 0 ? m->swap : m->vm_swap) : -1);
 }
 
+/* {runtime, id, pod_uid} as the cgroup path names them, or null when it names no container. */
+static void add_container(cJSON *o, const struct pi_container *c)
+{
+    if (!c->runtime[0]) {
+        cJSON_AddNullToObject(o, "container");
+        return;
+    }
+    cJSON *x = cJSON_AddObjectToObject(o, "container");
+    cJSON_AddStringToObject(x, "runtime", c->runtime);
+    json_add_bytes(x, "id", c->id, strlen(c->id));
+    json_add_string_or_null(x, "pod_uid", c->pod_uid[0] ? c->pod_uid : NULL);
+}
+
+/* The names ("pid", "net") of the namespaces that are not diagtop's own; null when that cannot be told. */
+static void add_namespaces_differing(cJSON *o, const struct pi_general *g)
+{
+    int unknown = !g->nnamespaces;
+    for (int i = 0; i < g->nnamespaces; i++) unknown |= g->ns_differs[i] < 0;
+    if (unknown) {
+        cJSON_AddNullToObject(o, "namespaces_differing");
+        return;
+    }
+    cJSON *a = cJSON_AddArrayToObject(o, "namespaces_differing");
+    for (int i = 0; i < g->nnamespaces; i++)
+        if (g->ns_differs[i] > 0) {
+            char name[16];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(g->namespaces[i], ":"), g->namespaces[i]);
+            cJSON_AddItemToArray(a, cJSON_CreateString(name));
+        }
+}
+
 static cJSON *general_json(const struct proc_info *pi)
 {
     const struct pi_general *g = &pi->general;
@@ -75,9 +106,16 @@ static cJSON *general_json(const struct proc_info *pi)
     json_add_string_or_null(o, "cwd", g->cwd);
     json_add_string_or_null(o, "cmdline", g->cmdline);
     json_add_string_or_null(o, "cgroup", g->cgroup);
-    json_add_string_or_null(o, "container", g->container[0] ? g->container : NULL);
+    add_container(o, &g->container);
     cJSON *ns = cJSON_AddArrayToObject(o, "namespaces");
     for (int i = 0; i < g->nnamespaces; i++) cJSON_AddItemToArray(ns, cJSON_CreateString(g->namespaces[i]));
+    add_namespaces_differing(o, g);
+    if (g->nnspid) {
+        cJSON *nspid = cJSON_AddArrayToObject(o, "nspid");
+        for (int i = 0; i < g->nnspid; i++) cJSON_AddItemToArray(nspid, cJSON_CreateNumber(g->nspid[i]));
+    } else {
+        cJSON_AddNullToObject(o, "nspid");
+    }
     add_bytes_or_null(o, "oom_score", g->oom_score);
     if (g->oom_score_adj > -10000) json_add_i64(o, "oom_score_adj", g->oom_score_adj);
     else cJSON_AddNullToObject(o, "oom_score_adj");
@@ -145,8 +183,27 @@ static void add_modules(cJSON *doc, cJSON *errors, const struct proc_info *pi)
         cJSON_AddStringToObject(o, "start", hex(b1, sizeof b1, m->start));
         cJSON_AddStringToObject(o, "end", hex(b2, sizeof b2, m->end));
         json_add_u64(o, "mapped_bytes", m->size);
-        cJSON_AddStringToObject(o, "perms", m->perms);
+        /* Each mapping's permissions in address order ("r--p r-xp r--p rw-p"), never their union. */
+        char perms[256];
+        size_t off = 0;
+        perms[0] = '\0';
+        int j;
+        for (j = 0; j < m->nmaps && off < sizeof perms - 10; j++)
+            off += (size_t)snprintf(perms + off, sizeof perms - off, "%s%s", j ? " " : "", m->maps[j].perms);
+        if (j < m->nmaps) snprintf(perms + off, sizeof perms - off, " ..."); /* all of them are in mappings */
+        cJSON_AddStringToObject(o, "perms", perms);
         cJSON_AddBoolToObject(o, "shared_object", m->shared_object);
+        cJSON *maps = cJSON_AddArrayToObject(o, "mappings");
+        for (j = 0; j < m->nmaps; j++) {
+            const struct pi_mapping *p = &m->maps[j];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "start", hex(b1, sizeof b1, p->start));
+            cJSON_AddStringToObject(x, "end", hex(b2, sizeof b2, p->end));
+            cJSON_AddStringToObject(x, "perms", p->perms);
+            cJSON_AddStringToObject(x, "offset", hex(b1, sizeof b1, p->offset));
+            json_add_u64(x, "bytes", p->end - p->start);
+            cJSON_AddItemToArray(maps, x);
+        }
         cJSON_AddItemToArray(a, o);
     }
     add_error(errors, "modules", pi->modules_err);

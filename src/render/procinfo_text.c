@@ -27,6 +27,33 @@ static int error_line(struct text_lines *out, const char *err)
     return err[0] ? text_lines_add(out, "(%s)", err) : 0;
 }
 
+static int is_hex(const char *s)
+{
+    return *s && strspn(s, "0123456789abcdef") == strlen(s);
+}
+
+/* Those not diagtop's own first (what a container or `unshare` gave it), then every one with those marked '*'. */
+static void namespaces(const struct pi_general *g, struct text_lines *out)
+{
+    char buf[512];
+    size_t off = 0;
+    int unknown = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < g->nnamespaces; i++) {
+        unknown += g->ns_differs[i] < 0;
+        if (g->ns_differs[i] > 0)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%.*s", off ? " " : "",
+                                    (int)strcspn(g->namespaces[i], ":"), g->namespaces[i]);
+    }
+    if (g->nnamespaces && !unknown) kv(out, "Namespaces apart", off ? buf : "none (all are diagtop's own)");
+    off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < g->nnamespaces && off < sizeof buf - 50; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s%s", i ? " " : "", g->namespaces[i],
+                                g->ns_differs[i] > 0 ? "*" : "");
+    kv(out, "Namespaces", g->nnamespaces ? buf : NULL);
+}
+
 static void general(const struct proc_info *pi, struct text_lines *out)
 {
     const struct pi_general *g = &pi->general;
@@ -58,14 +85,25 @@ static void general(const struct proc_info *pi, struct text_lines *out)
     kv(out, "Executable", buf);
     kv(out, "Working directory", g->cwd);
     kv(out, "Command line", g->cmdline);
-    snprintf(buf, sizeof buf, "%s%s%s%s", g->cgroup ? g->cgroup : "-", g->container[0] ? "  (container: " : "",
-             g->container, g->container[0] ? ")" : "");
-    kv(out, "Cgroup", buf);
-    off = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < g->nnamespaces && off < sizeof buf - 50; i++)
-        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s", i ? " " : "", g->namespaces[i]);
-    kv(out, "Namespaces", g->nnamespaces ? buf : NULL);
+    kv(out, "Cgroup", g->cgroup);
+    if (g->container.runtime[0]) {
+        /* Twelve digits of an id, as `docker ps` shows it; --json has all of it. */
+        snprintf(buf, sizeof buf, "%s%s%.*s%s%s", g->container.runtime, g->container.id[0] ? " " : "",
+                 is_hex(g->container.id) ? 12 : (int)strlen(g->container.id), g->container.id,
+                 g->container.pod_uid[0] ? ", pod " : "", g->container.pod_uid);
+        kv(out, "Container", buf);
+    }
+    if (g->nnspid > 1) {
+        off = 0;
+        for (int i = 0; i < g->nnspid && off < sizeof buf - 80; i++)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%d", i ? " " : "", g->nspid[i]);
+        snprintf(buf + off, sizeof buf - off, " (PID %d in its own PID namespace)", g->nspid[g->nnspid - 1]);
+        kv(out, "NSpid", buf);
+    } else if (g->nnspid == 1) {
+        snprintf(buf, sizeof buf, "%d (diagtop's PID namespace)", g->nspid[0]);
+        kv(out, "NSpid", buf);
+    }
+    namespaces(g, out);
     snprintf(buf, sizeof buf, "%lld (adjust %lld)", g->oom_score, g->oom_score_adj);
     kv(out, "OOM score", g->oom_score >= 0 ? buf : NULL);
     text_lines_add(out, "%s", "");
@@ -100,15 +138,25 @@ static void memory(const struct proc_info *pi, struct text_lines *out)
     error_line(out, pi->smaps_err);
 }
 
+/* A line per file (its whole range and what it maps), then one per mapping as /proc/PID/maps lists it: a library's
+ * header, text, read-only data and data have different permissions, and a union of them would read rwxp. */
 static void modules(const struct proc_info *pi, struct text_lines *out)
 {
-    text_lines_add(out, "%-33s %-5s %10s  %s", "Address range", "Perm", "Mapped", "File");
+    text_lines_add(out, "%-27s %-4s %9s  %s", "Address range", "Perm", "Mapped", "File, then each mapping");
     for (int i = 0; i < pi->nmodules; i++) {
         const struct pi_module *m = &pi->modules[i];
         char size[32], path[4096];
         text_format_bytes(size, sizeof size, (long long)m->size);
         text_sanitize_display(path, sizeof path, m->path, strlen(m->path));
-        text_lines_add(out, "%016llx-%016llx %-5s %10s  %s", m->start, m->end, m->perms, size, path);
+        /* A file mapped once (a locale, a font) needs no second line. */
+        text_lines_add(out, "%012llx-%012llx %6s %9s  %s", m->start, m->end, m->nmaps == 1 ? m->maps[0].perms : "",
+                       size, path);
+        for (int j = 0; m->nmaps > 1 && j < m->nmaps; j++) {
+            const struct pi_mapping *p = &m->maps[j];
+            text_format_bytes(size, sizeof size, (long long)(p->end - p->start));
+            text_lines_add(out, "  %012llx-%012llx %-4s %9s  at offset 0x%llx", p->start, p->end, p->perms, size,
+                           p->offset);
+        }
     }
     error_line(out, pi->modules_err);
 }
