@@ -43,11 +43,37 @@ check "--show-secrets shows it, --section limits the document" json_eval "$TMP/s
     last['environment']['SECRET_TOKEN'] == 's3cr3t' and 'memory' not in last and 'fds' not in last"
 check "modules: libc as a shared object first" json_eval "$TMP/info.json" "
     last['modules'][0]['shared_object'] and any(m['path'].endswith('/libc.so.6') for m in last['modules'])"
+cp "/proc/$D/maps" "$TMP/maps.txt"
+check "modules: libc's mappings are the ones maps lists (r-x text, rw- data), never a union rwxp" python3 -c "
+import json; d = json.load(open('$TMP/info.json'))
+libc = [m for m in d['modules'] if m['path'].endswith('/libc.so.6')][0]
+want = []
+for l in open('$TMP/maps.txt'):
+    f = l.split()
+    if len(f) >= 6 and f[5] == libc['path']:
+        a, b = f[0].split('-')
+        want.append(('0x%x' % int(a, 16), '0x%x' % int(b, 16), f[1], '0x%x' % int(f[2], 16), int(b, 16) - int(a, 16)))
+got = [(m['start'], m['end'], m['perms'], m['offset'], m['bytes']) for m in libc['mappings']]
+assert got == want, (got, want)
+perms = [w[2] for w in want]
+assert 'r-xp' in perms and 'rw-p' in perms and 'rwxp' not in perms, perms
+assert libc['perms'] == ' '.join(perms), libc['perms']
+assert libc['mapped_bytes'] == sum(w[4] for w in want), libc
+assert all(p['perms'] != 'rwxp' for m in d['modules'] for p in m['mappings'])"
 check "io: counters present" json_eval "$TMP/info.json" "last['io']['read_syscalls'] is not None and last['errors'] == {}"
 "$DIAGTOP" memstats --json "$D" >"$TMP/mem.json"
 check "memstats: the memory section alone" json_eval "$TMP/mem.json" "
     'memory' in last and 'fds' not in last and 'environment' not in last and last['working_set'] > 0"
 "$DIAGTOP" info "$D" >"$TMP/info.txt"
+check "text: libc's text and data mappings on lines of their own" bash -c "
+    grep -A8 '/libc.so.6\$' '$TMP/info.txt' | grep -q '^  [0-9a-f]*-[0-9a-f]* r-xp .* at offset 0x' &&
+    grep -A8 '/libc.so.6\$' '$TMP/info.txt' | grep -q '^  [0-9a-f]*-[0-9a-f]* rw-p ' && ! grep -q ' rwxp ' '$TMP/info.txt'"
+check "text: a plain target shares all of diagtop's namespaces" bash -c "
+    grep -q '^Namespaces apart  *none' '$TMP/info.txt' && grep -q '^NSpid  *$D (diagtop' '$TMP/info.txt' &&
+    ! grep '^Namespaces ' '$TMP/info.txt' | grep -q '\*'"
+check "json: no namespace differs, one NSpid" json_eval "$TMP/info.json" "
+    last['general']['namespaces_differing'] == [] and last['general']['nspid'] == [$D] and
+    len(last['general']['namespaces']) >= 7"
 check "text: sections and the masked secret" bash -c "grep -q '^== memory' '$TMP/info.txt' &&
     grep -q '^SECRET_TOKEN=\*\*\*\*\*\*\*\*' '$TMP/info.txt' && grep -q 'tcp 127.0.0.1:$PORT LISTEN' '$TMP/info.txt' &&
     grep -q '(deleted)' '$TMP/info.txt'"
