@@ -133,7 +133,9 @@ const tabs = {
       ["Started", i.start_time], ["Age", g.age_seconds + " s"], ["CPU time", i.total_cpu_time + " s (user " +
         i.user_cpu_time + ", system " + i.privileged_cpu_time + ")"], ["Threads", i.thread_count],
       ["Handles", i.handle_count], ["Modules", i.module_count], ["Executable", g.exe], ["Working directory", g.cwd],
-      ["Command line", g.cmdline], ["cgroup", g.cgroup], ["Container", g.container], ["Nice", g.nice],
+      ["Command line", g.cmdline], ["cgroup", g.cgroup], ["Container", g.container && [g.container.runtime, g.container.id, g.container.pod_uid && "pod " + g.container.pod_uid].filter(Boolean).join(" ")],
+      ["NSpid", g.nspid && g.nspid.join(" ")],
+      ["Namespaces not diagtop's", g.namespaces_differing && (g.namespaces_differing.join(" ") || "none")], ["Nice", g.nice],
       ["OOM score", g.oom_score]]);
   } },
   memory: { path: "", show(i) {
