@@ -67,7 +67,8 @@ void procinfo_parse_status(const char *text, struct pi_general *g, struct pi_mem
     if (g && (v = line_value(text, "NSpid"))) {
         char *end;
         g->nnspid = 0;
-        for (long p; g->nnspid < 8 && (p = strtol(v, &end, 10)) > 0 && end != v; v = end) g->nspid[g->nnspid++] = (int)p;
+        for (long p; g->nnspid < 8 && (p = strtol(v, &end, 10)) > 0 && end != v; v = end)
+            g->nspid[g->nnspid++] = (int)p;
     }
     if (!m) return;
     m->rss = kb_field(text, "VmRSS");
@@ -327,21 +328,26 @@ static void general_program(struct pi_general *g, int pid)
     }
 }
 
-/* Where it is confined: its cgroup (and the container it hints at), namespaces, OOM score and limits. */
-static void general_confinement(struct pi_general *g, int pid)
+/* Its cgroup v2 path and the container that path names; on a cgroup v1 host, the first controller path naming one. */
+static void general_cgroup(struct pi_general *g, int pid)
 {
     char *cg = fileio_read_proc(AT_FDCWD, pid, "cgroup", 8192, NULL);
-    if (cg) {
-        const char *v2 = strstr(cg, "0::");
-        if (v2) g->cgroup = strndup(v2 + 3, strcspn(v2 + 3, "\n"));
-        if (!procinfo_parse_container(g->cgroup, &g->container)) /* cgroup v1 only: each controller's path */
-            for (const char *l = cg; l && *l && !g->container.runtime[0]; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                const char *path = strchr(l, ':') ? strchr(strchr(l, ':') + 1, ':') : NULL;
-                if (path && path < l + strcspn(l, "\n")) procinfo_parse_container(path + 1, &g->container);
-            }
+    if (!cg) return;
+    const char *v2 = strstr(cg, "0::");
+    if (v2) g->cgroup = strndup(v2 + 3, strcspn(v2 + 3, "\n"));
+    int found = procinfo_parse_container(g->cgroup, &g->container);
+    for (const char *l = cg; !found && *l; l += *l == '\n') {
+        const char *eol = l + strcspn(l, "\n"), *c1 = memchr(l, ':', (size_t)(eol - l));
+        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL; /* "4:memory:/docker/ID" */
+        found = c2 && procinfo_parse_container(c2 + 1, &g->container);
+        l = eol;
     }
     free(cg);
-    /* Which of them are not diagtop's own: a container, an `unshare`, a sandbox. */
+}
+
+/* Its namespaces, and which of them are not diagtop's own: what a container, an `unshare` or a sandbox gave it. */
+static void general_namespaces(struct pi_general *g, int pid)
+{
     static const char *const ns[] = {"cgroup", "ipc", "mnt", "net", "pid", "user", "uts", "time"};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         char name[32], self[96], ours[64];
@@ -356,6 +362,13 @@ static void general_confinement(struct pi_general *g, int pid)
         }
         free(link);
     }
+}
+
+/* Where it is confined: its cgroup (and the container it names), namespaces, OOM score and limits. */
+static void general_confinement(struct pi_general *g, int pid)
+{
+    general_cgroup(g, pid);
+    general_namespaces(g, pid);
     char num[32];
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/oom_score", pid);
