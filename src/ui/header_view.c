@@ -139,6 +139,23 @@ static void draw_right(const struct tui *t, int x, int w, int height)
     }
 }
 
+/* What narrows or marks the table right now, on the line between the meters and the titles, as htop shows its
+ * filter: "filter: nginx  user: root", and "search: text" while the search prompt is open. */
+static void draw_view_state(const struct tui *t, int y)
+{
+    const struct screen *s = &t->scr;
+    const char *search = t->mode == MODE_PROMPT && t->prompt.kind == PROMPT_SEARCH ? t->prompt.text : "";
+    const char *user = t->vo.user_set ? users_name(t->mon.users, t->vo.user) : "";
+    struct { const char *label, *value; } items[] = {{"filter: ", t->filter}, {"user: ", user}, {"search: ", search}};
+    int x = 0;
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        if (!items[i].value || !items[i].value[0] || x >= COLS) continue;
+        if (x) x += 2;
+        x += draw_text(s, y, x, COLS - x, items[i].label, screen_attr(s, STYLE_LABEL));
+        x += draw_text(s, y, x, COLS - x, items[i].value, screen_attr(s, STYLE_VALUE) | (int)A_BOLD);
+    }
+}
+
 void header_view_draw(const struct tui *t)
 {
     int h = header_view_height(t);
@@ -150,4 +167,5 @@ void header_view_draw(const struct tui *t)
     draw_cpus(t, cpu_rows, half);
     draw_memory(t, cpu_rows < h ? cpu_rows : -1, half);
     draw_right(t, half + 1, COLS - half - 1, h);
+    if (t->mode != MODE_PANE && t->table_y - 1 > h) draw_view_state(t, h);
 }

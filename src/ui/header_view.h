@@ -1,4 +1,5 @@
-/* header_view: the meters above the table: a CPU bar per core, memory and swap bars, tasks, load and uptime. */
+/* header_view: the meters above the table: a CPU bar per core, memory and swap bars, tasks, load and uptime; below
+ * them, the filter, user and search that hold. */
 #ifndef DIAGTOP_HEADER_VIEW_H
 #define DIAGTOP_HEADER_VIEW_H
 #include "tui_state.h"

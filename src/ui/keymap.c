@@ -13,6 +13,7 @@
 #include "dump_pane.h"
 #include "heap_pane.h"
 #include "info_pane.h"
+#include "line_edit.h"
 #include "pane.h"
 #include "runtime_pane.h"
 #include "stack_pane.h"
@@ -122,6 +123,7 @@ static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label,
     t->prompt.kind = kind;
     snprintf(t->prompt.label, sizeof t->prompt.label, "%s", label);
     snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial ? initial : "");
+    snprintf(t->prompt.before, sizeof t->prompt.before, "%s", t->prompt.text);
     t->mode = MODE_PROMPT;
 }
 
@@ -387,7 +389,8 @@ const struct key_binding keymap_table[] = {
     {{'<', '>'}, "< >", "sort by the previous / next column", key_sort_step, NULL},
     {{'I'}, "I", "invert the sort order", key_invert, NULL},
     {{F(KEY_F(3)), '/'}, "F3 /", "search (incremental; F3 or Down for the next match)", key_search, NULL},
-    {{F(KEY_F(4)), '\\'}, "F4 \\", "filter rows by command (Esc in the prompt clears it)", key_filter, NULL},
+    {{F(KEY_F(4)), '\\'}, "F4 \\", "filter rows by command (in the prompt Ctrl-U clears, Esc cancels)", key_filter,
+     NULL},
     {{'u'}, "u", "show one user's processes", key_user_menu, NULL},
     {{F(KEY_F(5)), 't'}, "F5 t", "tree view", key_tree, NULL},
     {{'H'}, "H", "show / hide threads", key_threads, NULL},
@@ -563,8 +566,19 @@ static unsigned prompt_accept(struct tui *t)
         tui_set_status(t, 0, "refreshing every %g s", d);
         return EFFECT_RESAMPLE | EFFECT_SAVE;
     }
-    if (p->kind == PROMPT_FILTER && t->filter[0]) tui_set_status(t, 0, "filter: %s (F4 to change)", t->filter);
+    if (p->kind == PROMPT_FILTER && !t->filter[0] && p->before[0]) tui_set_status(t, 0, "filter removed");
     return EFFECT_NONE;
+}
+
+/* Esc or Ctrl-G: the edit is cancelled. A filter goes back to what held before F4 (Ctrl-U Enter removes it); a
+ * search leaves the selection where it is, as htop's does. */
+static unsigned prompt_cancel(struct tui *t)
+{
+    struct prompt *p = &t->prompt;
+    t->mode = MODE_TABLE;
+    if (p->kind != PROMPT_FILTER) return EFFECT_NONE;
+    snprintf(p->text, sizeof p->text, "%s", p->before);
+    return prompt_changed(t);
 }
 
 static unsigned prompt_key(struct tui *t, int key)
@@ -577,44 +591,18 @@ static unsigned prompt_key(struct tui *t, int key)
         tui_set_status(t, 0, "%s", p->no_message);
         return EFFECT_NONE;
     }
-    size_t len = strlen(p->text);
-    switch (key) {
-    case 27: /* Esc: a filter is cleared, a search leaves the selection where it is */
-        t->mode = MODE_TABLE;
-        if (p->kind == PROMPT_FILTER) {
-            p->text[0] = '\0';
-            return prompt_changed(t);
-        }
-        return EFFECT_NONE;
-    case '\n': case '\r': case F(KEY_ENTER): return prompt_accept(t);
-    case F(KEY_BACKSPACE): case 127: case 8:
-        /* Remove one whole UTF-8 character. */
-        while (len > 0 && (p->text[len - 1] & 0xC0) == 0x80) len--;
-        if (len > 0) len--;
-        p->text[len] = '\0';
-        return prompt_changed(t);
-    case F(KEY_F(3)): case F(KEY_DOWN):
-        if (p->kind == PROMPT_SEARCH) {
-            long hit = search_from(t, t->selected + 1);
-            if (hit >= 0) tui_select_index(t, hit);
-        }
-        return EFFECT_NONE;
-    default:
-        if ((key & KEY_FUNC_FLAG) || key < 0x20) return EFFECT_NONE;
-        char utf8[8];
-        int n = 0;
-        if (key < 0x80) utf8[n++] = (char)key;
-        else if (key < 0x800) { utf8[n++] = (char)(0xC0 | (key >> 6)); utf8[n++] = (char)(0x80 | (key & 0x3F)); }
-        else if (key < 0x10000) {
-            utf8[n++] = (char)(0xE0 | (key >> 12));
-            utf8[n++] = (char)(0x80 | ((key >> 6) & 0x3F));
-            utf8[n++] = (char)(0x80 | (key & 0x3F));
-        } else return EFFECT_NONE;
-        if (len + (size_t)n + 1 >= sizeof p->text) return EFFECT_NONE;
-        memcpy(p->text + len, utf8, (size_t)n);
-        p->text[len + (size_t)n] = '\0';
-        return prompt_changed(t);
+    switch (line_edit_key(p->text, sizeof p->text, key)) {
+    case LINE_EDIT_CHANGED: return prompt_changed(t);
+    case LINE_EDIT_ACCEPT: return prompt_accept(t);
+    case LINE_EDIT_CANCEL: return prompt_cancel(t);
+    case LINE_EDIT_SAME: return EFFECT_NONE;
+    case LINE_EDIT_OTHER: break;
     }
+    if (p->kind == PROMPT_SEARCH && (key == F(KEY_F(3)) || key == F(KEY_DOWN))) {
+        long hit = search_from(t, t->selected + 1);
+        if (hit >= 0) tui_select_index(t, hit);
+    }
+    return EFFECT_NONE;
 }
 
 static unsigned help_key(struct tui *t, int key)

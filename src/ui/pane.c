@@ -13,6 +13,7 @@
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
+#include "line_edit.h"
 #include "tui_state.h"
 
 #define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
@@ -189,28 +190,20 @@ static void save(struct tui *t, const struct pane *p, const char *path)
     }
 }
 
+/* A key while the bottom line edits a search, a filter or a file name (line_edit's keys). */
 static unsigned input_key(struct tui *t, struct pane *p, int key)
 {
-    size_t len = strlen(p->input_text);
-    if (key == 27) {
-        if (p->input == PANE_FILTER && p->cls->filter) p->cls->filter(t, p, ""); /* Esc clears a filter */
+    switch (line_edit_key(p->input_text, sizeof p->input_text, key)) {
+    case LINE_EDIT_CANCEL: /* a filter goes back to what held before the \ key */
+        if (p->input == PANE_FILTER && p->cls->filter) p->cls->filter(t, p, p->input_before);
         p->input = PANE_KEYS;
         return EFFECT_NONE;
-    }
-    if (key == '\n' || key == '\r' || key == (KEY_FUNC_FLAG | KEY_ENTER)) {
+    case LINE_EDIT_ACCEPT:
         if (p->input == PANE_SAVE && p->input_text[0]) save(t, p, p->input_text);
         p->input = PANE_KEYS;
         return EFFECT_NONE;
-    }
-    if (key == (KEY_FUNC_FLAG | KEY_BACKSPACE) || key == 127 || key == 8) {
-        while (len > 0 && (p->input_text[len - 1] & 0xC0) == 0x80) len--;
-        if (len > 0) p->input_text[--len] = '\0';
-        p->input_text[len] = '\0';
-    } else if (!(key & KEY_FUNC_FLAG) && key >= 0x20 && key < 0x7F && len + 1 < sizeof p->input_text) {
-        p->input_text[len] = (char)key;
-        p->input_text[len + 1] = '\0';
-    } else {
-        return EFFECT_NONE;
+    case LINE_EDIT_CHANGED: break;
+    case LINE_EDIT_SAME: case LINE_EDIT_OTHER: return EFFECT_NONE;
     }
     if (p->input == PANE_SEARCH) { /* incremental */
         snprintf(p->search, sizeof p->search, "%.127s", p->input_text);
@@ -225,6 +218,7 @@ void pane_start_filter(struct pane *p, const char *current)
 {
     p->input = PANE_FILTER;
     snprintf(p->input_text, sizeof p->input_text, "%s", current ? current : "");
+    snprintf(p->input_before, sizeof p->input_before, "%s", p->input_text);
 }
 
 /* Cursor keys of a pane whose rows can be chosen. Returns 1 when key moved the cursor. */

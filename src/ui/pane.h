@@ -76,6 +76,7 @@ struct pane {
     char search[128];
     enum pane_input input;
     char input_text[256];
+    char input_before[256]; /* the filter when the \ key opened its prompt: Esc restores it */
     int busy;
     char busy_text[160];
     double busy_since;

@@ -31,6 +31,7 @@ struct prompt {
     enum prompt_kind kind;
     char label[512];
     char text[TUI_TEXT_MAX];
+    char before[TUI_TEXT_MAX]; /* the text when the prompt opened: Esc in the filter prompt restores it */
     int failed; /* search found nothing */
     char answers[8];                                       /* PROMPT_CONFIRM: the keys that answer, "y", "ch" */
     unsigned (*on_answer)(struct tui *t, void *arg, int key); /* called with the answer key */

@@ -24,9 +24,9 @@ check "Right scrolls the command line: its start is off screen, its end on" bash
     tui_wait ' -two \\?\\[31m' && ! tmux -L '$TMUX_SOCKET' capture-pane -p | grep -q './sleeper needle-two'"
 tui_keys Left Left
 check "Left scrolls back" tui_wait './sleeper needle-two'
-tui_keys F4 Escape
+tui_keys F4 C-u Enter
 sleep 0.7
-check "Esc in the filter prompt clears the filter" bash -c "[ \$(tmux -L '$TMUX_SOCKET' capture-pane -p | awk '/PID USER/ {on=1; next} on && \$1 ~ /^[0-9]+\$/' | wc -l) -gt 5 ]"
+check "Ctrl-U Enter in the filter prompt removes the filter" bash -c "[ \$(tmux -L '$TMUX_SOCKET' capture-pane -p | awk '/PID USER/ {on=1; next} on && \$1 ~ /^[0-9]+\$/' | wc -l) -gt 5 ]"
 
 # Search: / types incrementally and moves the selection; the signal prompt names the selected process.
 tui_keys / h a y s t a c k
