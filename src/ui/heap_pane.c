@@ -339,7 +339,7 @@ static void destroy(struct pane *p) { forget(p->state); }
 
 const struct pane_class heap_pane_class = {
     .name = "heap",
-    .keys_help = "Enter stack  a auto  e stacks  z new baseline",
+    .keys_help = "Enter stack  a auto  e stacks  z new baseline|z baseline",
     .state_size = sizeof(struct heap_pane),
     .open = open_pane,
     .key = key,

@@ -113,15 +113,45 @@ static void sparkline(const struct info_pane *ip, int ascii, char *out, size_t n
     }
 }
 
+/* One tab of the bar, the current one in brackets; returns its width. */
+static int tab_cell(const struct info_pane *ip, int i, char *buf, size_t n)
+{
+    return snprintf(buf, n, i == ip->tab ? "[%d %s]" : " %d %s ", i + 1, tab_titles[i]);
+}
+
+/* The width of the bar showing tabs first..last, with "<" and ">" where tabs are left out. */
+static int tabs_width(const struct info_pane *ip, int prefix, int first, int last)
+{
+    char cell[64];
+    int w = prefix + (first > 0 ? 2 : 0) + (last < TABS - 1 ? 2 : 0);
+    for (int i = first; i <= last; i++) w += tab_cell(ip, i, cell, sizeof cell) + (i > first);
+    return w;
+}
+
+/* The tab bar scrolls: the leftmost run of tabs that fits and holds the current one, marked "<" and ">" where
+ * tabs are left out on that side. */
+static void title_fit(const struct pane *p, int width, char *buf, size_t n)
+{
+    const struct info_pane *ip = p->state;
+    char cell[64];
+    int prefix = snprintf(buf, n, "Process %d  ", ip->pid);
+    int first = 0, last = ip->tab;
+    while (first < ip->tab && tabs_width(ip, prefix, first, last) > width) first++;
+    while (last + 1 < TABS && tabs_width(ip, prefix, first, last + 1) <= width) last++;
+    size_t off = (size_t)prefix;
+    if (first > 0 && off < n) off += (size_t)snprintf(buf + off, n - off, "< ");
+    for (int i = first; i <= last && off < n; i++) {
+        tab_cell(ip, i, cell, sizeof cell);
+        off += (size_t)snprintf(buf + off, n - off, "%s%s", i > first ? " " : "", cell);
+    }
+    if (last < TABS - 1 && off < n) snprintf(buf + off, n - off, " >");
+}
+
 static void render(struct tui *t, struct pane *p)
 {
     struct info_pane *ip = p->state;
     struct text_lines tl = {0};
-    char *title = p->title;
-    size_t cap = sizeof p->title;
-    size_t off = (size_t)snprintf(title, cap, "Process %d  ", ip->pid);
-    for (int i = 0; i < TABS && off < cap; i++)
-        off += (size_t)snprintf(title + off, cap - off, i == ip->tab ? "[%d %s] " : " %d %s  ", i + 1, tab_titles[i]);
+    title_fit(p, (int)sizeof p->title, p->title, sizeof p->title); /* all tabs: the drawn bar is fitted */
     if (!ip->have_info) {
         text_lines_add(&tl, "%s", ip->err);
         pane_set_lines(p, &tl);
@@ -251,13 +281,14 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
 
 const struct pane_class info_pane_class = {
     .name = "details",
-    .keys_help = "1-7/Left/Right tabs  m secrets  \\ filter env",
+    .keys_help = "1-7/Left/Right tabs|1-7 tabs  m secrets  \\ filter env|\\ filter",
     .state_size = sizeof(struct info_pane),
     .open = open_pane,
     .key = key,
     .reload = reload,
     .tick = tick,
     .filter = env_filter_changed,
+    .title_fit = title_fit,
     .ready = ready,
     .closed = closed,
     .destroy = destroy,

@@ -7,17 +7,22 @@
 #include "draw.h"
 #include "keymap.h"
 
+/* htop's bar: labels padded to six columns, or, when that does not fit (91 columns), followed by one space. */
 static void function_bar(const struct tui *t, int y)
 {
     static const char *const keys[][2] = {{"F1", "Help"}, {"F2", "Setup"}, {"F3", "Search"}, {"F4", "Filter"},
                                           {"F5", "Tree"}, {"F6", "SortBy"}, {"F7", "Nice-"}, {"F8", "Nice+"},
                                           {"F9", "Kill"}, {"F10", "Quit"}};
+    enum { NKEYS = sizeof keys / sizeof keys[0] };
     const struct screen *s = &t->scr;
+    int padded = 0;
+    for (size_t i = 0; i < NKEYS; i++) padded += (int)strlen(keys[i][0]) + 7;
+    int pad = padded <= COLS ? 6 : 0;
     int x = 0;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && x < COLS; i++) {
+    for (size_t i = 0; i < NKEYS && x < COLS; i++) {
         x += draw_text(s, y, x, COLS - x, keys[i][0], screen_attr(s, STYLE_KEY));
         char label[16];
-        snprintf(label, sizeof label, "%-6s ", keys[i][1]);
+        snprintf(label, sizeof label, "%-*s ", pad, keys[i][1]);
         x += draw_text(s, y, x, COLS - x, label, screen_attr(s, STYLE_KEY_LABEL));
     }
     draw_fill(y, x, COLS - x, screen_attr(s, STYLE_KEY_LABEL));

@@ -13,6 +13,7 @@
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
+#include "keybar.h"
 #include "line_edit.h"
 #include "tui_state.h"
 
@@ -285,14 +286,39 @@ unsigned pane_key(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
+/* The bottom bar: every pane's keys, the class's, and the position; labels shorten before keys go (keybar). */
+static void footer(const struct tui *t, const struct pane *p, int y)
+{
+    const struct screen *s = &t->scr;
+    char spec[512], pos[48];
+    snprintf(spec, sizeof spec, "Esc close|Esc  / search|/  n next|n  r refresh|r  S save|S  %s  PgUp/PgDn scroll|PgUp/PgDn",
+             p->cls->keys_help ? p->cls->keys_help : "");
+    snprintf(pos, sizeof pos, "[%ld/%zu]", p->lines.n ? p->top + 1 : 0, p->lines.n);
+    struct keybar kb;
+    keybar_fit(&kb, spec, pos, COLS);
+    int attr = screen_attr(s, STYLE_KEY_LABEL);
+    draw_fill(y, 0, COLS, attr);
+    int x = 0;
+    for (int i = 0; i < kb.n; i++) {
+        const struct keybar_item *it = &kb.items[i];
+        x += i ? kb.sep : 0;
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", it->keylen, it->text);
+        x += draw_text(s, y, x, COLS - x, key, attr | (int)A_BOLD);
+        x += draw_text(s, y, x, COLS - x, it->text + it->keylen, attr);
+    }
+    if (kb.show_right) draw_text(s, y, COLS - (int)strlen(pos), (int)strlen(pos), pos, attr);
+}
+
 void pane_draw(const struct tui *t, int y0, double now)
 {
     const struct pane *p = t->panes.front;
     const struct screen *s = &t->scr;
     if (!p || y0 >= LINES - 1) return;
     draw_fill(y0, 0, COLS, screen_attr(s, STYLE_TITLE));
-    char title[300];
-    snprintf(title, sizeof title, " %s", p->title);
+    char title[300] = " ";
+    if (p->cls->title_fit) p->cls->title_fit(p, COLS - 1, title + 1, sizeof title - 1);
+    else snprintf(title + 1, sizeof title - 1, "%s", p->title);
     draw_text(s, y0, 0, COLS, title, screen_attr(s, STYLE_TITLE));
     int rows = LINES - y0 - 2;
     if (p->busy) {
@@ -321,9 +347,5 @@ void pane_draw(const struct tui *t, int y0, double now)
         draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
         return;
     }
-    char bar[300];
-    snprintf(bar, sizeof bar, "Esc close  / search  n next  r refresh  S save  %s  PgUp/PgDn scroll  [%ld/%zu]",
-             p->cls->keys_help ? p->cls->keys_help : "", p->lines.n ? p->top + 1 : 0, p->lines.n);
-    draw_fill(y, 0, COLS, screen_attr(s, STYLE_KEY_LABEL));
-    draw_text(s, y, 0, COLS, bar, screen_attr(s, STYLE_KEY_LABEL));
+    footer(t, p, y);
 }

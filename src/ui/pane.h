@@ -36,7 +36,9 @@ enum pane_open_result {
 
 struct pane_class {
     const char *name;      /* what it shows, e.g. "stack" */
-    const char *keys_help; /* the class's own keys, for the bottom bar; may be NULL */
+    /* The class's own keys for the bottom bar, "KEY label" items two spaces apart, each with an optional
+     * "|brief" form for narrow screens (keybar.h); may be NULL. */
+    const char *keys_help;
     size_t state_size;     /* bytes of the class's state, zeroed at creation, kept until exit */
     /* The key that opens it was pressed on this row (not NULL). */
     enum pane_open_result (*open)(struct tui *t, struct pane *p, const struct proc_row *row);
@@ -57,6 +59,8 @@ struct pane_class {
     /* Rows can be chosen: Up/Down/PgUp/PgDn/Home/End move a highlighted cursor line (p->cursor) within
      * [cursor_first, lines), and Enter goes to key() with the cursor on the row. */
     int has_cursor;
+    /* The title line fitted to width columns (a tab bar that scrolls, say); NULL: p->title, clipped. */
+    void (*title_fit)(const struct pane *p, int width, char *buf, size_t n);
     /* At exit, after closed: frees what the state holds. Not called while a job that would not stop still uses the
      * state: it is then left as it is (diagtop is exiting). May be NULL. */
     void (*destroy)(struct pane *p);

@@ -196,7 +196,7 @@ static void destroy(struct pane *p)
 
 const struct pane_class stack_pane_class = {
     .name = "stack",
-    .keys_help = "g group  v OS threads/runtime  w without stopping",
+    .keys_help = "g group  v OS threads/runtime|v view  w without stopping|w no-stop",
     .state_size = sizeof(struct stack_pane),
     .open = open_pane,
     .key = key,

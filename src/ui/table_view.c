@@ -7,17 +7,20 @@
 #include "render/table_text.h"
 #include "draw.h"
 
-#define COMMAND_MIN_WIDTH 16
+#define COMMAND_MIN_PERCENT 40
 
 /* On a narrow terminal the least telling columns give way so the command stays readable (htop's default set fits
- * 80 columns; ours has RES/min and RUNTIME on top). */
+ * 80 columns; ours has RES/min and RUNTIME on top): one goes while the command would get less than 40% of the
+ * width, 32 columns at 80. */
 static const enum column_id narrow_drop_order[] = {COL_PRI, COL_NI, COL_SHR, COL_VIRT, COL_THR, COL_MEM, COL_TIME,
                                                    COL_USER};
 
-static int width_of(const enum column_id *cols, int n)
+/* The width the columns left of the command take with their separators (a row ends with the command), or all the
+ * columns' when there is no command. */
+static int width_before_command(const enum column_id *cols, int n)
 {
     int w = 0;
-    for (int i = 0; i < n; i++) w += columns_table[cols[i]].width + 1;
+    for (int i = 0; i < n && cols[i] != COL_COMMAND; i++) w += columns_table[cols[i]].width + 1;
     return w;
 }
 
@@ -27,9 +30,9 @@ static void choose_columns(struct tui *t)
     t->ndrawn = t->s->ncols;
     int has_command = 0;
     for (int i = 0; i < t->ndrawn; i++) has_command |= t->drawn[i] == COL_COMMAND;
-    int need = has_command ? COMMAND_MIN_WIDTH : 0;
+    int need = has_command ? (COLS * COMMAND_MIN_PERCENT + 99) / 100 : 0;
     for (size_t d = 0; d < sizeof narrow_drop_order / sizeof narrow_drop_order[0]; d++) {
-        if (width_of(t->drawn, t->ndrawn) + need <= COLS) break;
+        if (width_before_command(t->drawn, t->ndrawn) + need <= COLS) break;
         for (int i = 0; i < t->ndrawn; i++) {
             if (t->drawn[i] != narrow_drop_order[d]) continue;
             memmove(&t->drawn[i], &t->drawn[i + 1], (size_t)(t->ndrawn - i - 1) * sizeof t->drawn[0]);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The TUI in a real terminal (tmux 120x40): P puts the CPU burner on top, M the memory hog, q restores the terminal.
+# The TUI in a real terminal (tmux 160x40: every column fits beside a command of 40% of the width): P puts the CPU
+# burner on top, M the memory hog, q restores the terminal.
 . "$(dirname "$0")/../lib.sh"
 
 start_target burner "$TARGETS/burner"; BURNER=$TARGET_PID
@@ -7,7 +8,7 @@ start_target hog "$TARGETS/hog" 384; HOG=$TARGET_PID
 wait_ready hog || fail "hog never allocated its memory"
 
 # Other tests run burners and hogs in parallel: show this test's targets and a few others only.
-tui_start 120 40 "$DIAGTOP -d 0.5 -p $BURNER,$HOG,1,$$"
+tui_start 160 40 "$DIAGTOP -d 0.5 -p $BURNER,$HOG,1,$$"
 check "the screen shows the header and the titles" tui_wait 'PID USER +PRI +NI +VIRT +RES +SHR S +%CPU'
 check "the function-key bar is at the bottom" bash -c "tmux -L '$TMUX_SOCKET' capture-pane -p | tail -1 | grep -q 'F1Help.*F10Quit'"
 first_row() { tui_screen | awk '/PID USER/ {getline; print $1; exit}'; }
