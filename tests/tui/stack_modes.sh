@@ -38,7 +38,7 @@ tui_wait_exit || fail "did not quit"
 tui_start 80 24 "$DIAGTOP -d 0.5 -p $T,$PY"
 tui_wait "^ *$PY " || fail "python row not shown"
 tui_keys / t h r e a d s Enter b
-tui_wait "^ Stack of $T " 10 || fail "b on the threads row"
+tui_wait "^ Stack of $T .*" 10 && tui_wait "stopped for [0-9.]+ ms" 10 || fail "b on the threads row"
 tui_keys w
 tui_wait "without stopping" 10 || fail "w on the threads row"
 tui_keys Escape / l e a k Enter b
