@@ -105,7 +105,7 @@ static void render(struct tui *t, struct pane *p)
     }
     pane_set_lines(p, &tl);
     const char *state = p->job.running ? (p->job.cancel ? "stopping" : "live") : "stopped";
-    pane_set_title(p, "CPU profile of %d, diagtop's sampler (%s), %s%s", cp->pid,
+    pane_set_title(p, "CPU profile of %d (%s), diagtop's sampler (%s), %s%s", cp->pid, p->proc_name,
                    cp->have_shown ? cp->shown.method : "...", state,
                    cp->view == VIEW_CALLERS ? ": callers and callees" : cp->view == VIEW_ICICLE ? ": icicle" : "");
     (void)t;

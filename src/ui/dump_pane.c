@@ -120,7 +120,7 @@ static unsigned start(struct tui *t, void *arg, int key)
     struct dump_pane *dp = p->state;
     dp->heap_chosen = key == 'h';
     rt_file_free(&dp->heap_file);
-    pane_set_title(p, "%s of %d", dp->heap_chosen ? "Heap dump" : "Dump", dp->pid);
+    pane_set_title(p, "%s of %d (%s)", dp->heap_chosen ? "Heap dump" : "Dump", dp->pid, p->proc_name);
     pane_show(t, p);
     dp->opts.path = dp->path;
     dp->opts.progress = on_progress;

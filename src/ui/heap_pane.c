@@ -184,7 +184,8 @@ static void render(struct pane *p)
         }
     }
     pane_set_lines(p, &tl);
-    pane_set_title(p, "Heap of %d, from %s: %d snapshot%s%s", hp->rq.pid, hp->provider->name, hp->snapshots,
+    pane_set_title(p, "Heap of %d (%s), from %s: %d snapshot%s%s", hp->rq.pid, p->proc_name, hp->provider->name,
+                   hp->snapshots,
                    hp->snapshots == 1 ? "" : "s", hp->auto_on ? ", a new one every 30 s" : "");
 }
 

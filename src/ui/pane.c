@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/procname.h"
+#include "collect/proctable.h"
 #include "util/fileio.h"
 #include "util/job.h"
 #include "util/text.h"
@@ -42,7 +44,7 @@ static struct pane *instance_of(struct tui *t, const struct pane_class *cls)
 static void reset_view(struct pane *p)
 {
     text_lines_free(&p->lines);
-    p->title[0] = p->search[0] = p->input_text[0] = p->busy_text[0] = p->save_name[0] = '\0';
+    p->title[0] = p->search[0] = p->input_text[0] = p->busy_text[0] = p->save_name[0] = p->proc_name[0] = '\0';
     p->top = 0;
     p->match = -1;
     p->cursor = p->cursor_first = 0;
@@ -59,6 +61,8 @@ unsigned pane_open(struct tui *t, const struct pane_class *cls, const struct pro
         return EFFECT_NONE;
     }
     reset_view(p);
+    procname_of_pid(row->tgid, p->proc_name, sizeof p->proc_name);
+    if (!p->proc_name[0]) text_sanitize_display(p->proc_name, sizeof p->proc_name, row->comm, strlen(row->comm));
     enum pane_open_result r = cls->open(t, p, row);
     if (r == PANE_SHOWN) pane_show(t, p);
     return EFFECT_NONE;

@@ -85,6 +85,7 @@ struct pane {
     char busy_text[160];
     double busy_since;
     char save_name[160]; /* proposed file name for S */
+    char proc_name[48];  /* the process's short name for titles ("python3 leak.py", collect/procname), set at open */
 };
 
 #define PANES_MAX 16
@@ -95,7 +96,8 @@ struct pane_list {
     struct pane *front;            /* the one shown, NULL in the table */
 };
 
-/* The key for cls was pressed on row: creates the class's instance if needed, resets the view and opens it. */
+/* The key for cls was pressed on row: creates the class's instance if needed, resets the view, names the process
+ * (proc_name) and opens it. */
 unsigned pane_open(struct tui *t, const struct pane_class *cls, const struct proc_row *row);
 /* Brings p to the front (a class whose open said PANE_PENDING). */
 void pane_show(struct tui *t, struct pane *p);

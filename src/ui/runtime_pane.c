@@ -127,7 +127,7 @@ static enum pane_open_result open_for(struct tui *t, struct pane *p, const struc
     char err[256];
     if (op == OP_PROFILE && dump_directory(NULL, t->s->dump_dir, rp->dir, sizeof rp->dir, err, sizeof err) == 0)
         rp->po.save_dir = rp->dir;
-    pane_set_title(p, "%s of %d, from %s", op == OP_GC ? "GC" : "CPU profile", row->tgid, by);
+    pane_set_title(p, "%s of %d (%s), from %s", op == OP_GC ? "GC" : "CPU profile", row->tgid, p->proc_name, by);
     snprintf(p->save_name, sizeof p->save_name, "%s.%d.txt", op == OP_GC ? "gc" : "profile", row->tgid);
     start(t, p);
     return PANE_SHOWN;

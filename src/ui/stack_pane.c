@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "actions/capture/capture.h"
+#include "actions/runtimes/provider.h"
 #include "collect/proctable.h"
 #include "render/rt_text.h"
 #include "render/stack_text.h"
@@ -22,14 +23,14 @@ struct stack_pane {
     struct capture_stack_options opts;
     struct stack_result result;  /* the native view */
     const char *runtime;         /* who gives the runtime's view, NULL when nobody can */
-    char runtime_why[512];       /* why not, for v */
+    char runtime_why[512];       /* why not, for v: "" for a native process */
     struct rt_stack rt;          /* the runtime's view */
     int show_runtime;            /* which view is in front */
     int running_runtime;         /* which view the job in flight captures */
     int rc, have_native, have_rt;
     char err[512];
     int ungrouped;
-    int no_stop; /* w: the native view read without stopping the process */
+    int no_stop; /* w: the native view read without stopping the process; for this opening only */
 };
 
 static void capture(struct job *j)
@@ -58,9 +59,20 @@ static void render(struct pane *p)
         stack_text_render(&sp->result, &o, &tl);
     }
     pane_set_lines(p, &tl);
-    if (sp->show_runtime) pane_set_title(p, "%s of %d, from %s (v: OS threads)", sp->rt.n && sp->rt.threads[0].name ?
-                                         "Java threads" : "Goroutines", sp->pid, sp->runtime);
-    else pane_set_title(p, "Stack of %d, OS threads (ptrace)%s", sp->pid, sp->runtime ? " (v: the runtime's view)" : "");
+    if (sp->show_runtime)
+        pane_set_title(p, "%s of %d (%s), from %s (v: OS threads)",
+                       sp->rt.n && sp->rt.threads[0].name ? "Java threads" : "Goroutines", sp->pid, p->proc_name,
+                       sp->runtime);
+    else
+        pane_set_title(p, "Stack of %d (%s), OS threads %s%s", sp->pid, p->proc_name,
+                       sp->no_stop ? "(without stopping)" : "(ptrace)", sp->runtime ? " (v: the runtime's view)" : "");
+}
+
+/* A new kind of content (w, v) is read from its first line, not from where the last one was scrolled to. */
+static void to_top(struct pane *p)
+{
+    p->top = 0;
+    p->match = -1;
 }
 
 static unsigned start(struct tui *t, struct pane *p)
@@ -93,11 +105,13 @@ static unsigned key(struct tui *t, struct pane *p, int k)
     struct stack_pane *sp = p->state;
     if (k == 'v') {
         if (!sp->runtime) {
-            tui_set_status(t, 1, "only OS threads for this process: %s", sp->runtime_why);
+            if (sp->runtime_why[0]) tui_set_status(t, 1, "no runtime view: %s", sp->runtime_why);
+            else tui_set_status(t, 1, "no runtime view: a native process (Go with the gops agent, or a JVM, has one)");
             return EFFECT_NONE;
         }
         if (p->job.running) return EFFECT_NONE;
         sp->show_runtime = !sp->show_runtime;
+        to_top(p);
         if (sp->show_runtime ? sp->have_rt : sp->have_native) render(p);
         else start(t, p);
         return EFFECT_NONE;
@@ -106,6 +120,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         if (p->job.running) return EFFECT_NONE;
         sp->no_stop = !sp->no_stop;
         sp->show_runtime = 0;
+        to_top(p);
         tui_set_status(t, 0, "%s", sp->no_stop ? "OS threads read without stopping the process"
                                                : "OS threads read while the process is stopped (milliseconds)");
         return start(t, p);
@@ -151,6 +166,7 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
         sp->have_native = sp->have_rt = 0;
     }
     sp->pid = row->tgid;
+    sp->no_stop = 0; /* w is for what is on screen: another process, or b again, is read the usual way */
     capture_stack_options_default(&sp->opts);
     sp->opts.stack.cache = sp->cache;
     sp->opts.timeout = t->s->agent_timeout;
@@ -158,14 +174,19 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     struct capture_who w;
     capture_stack_who(sp->pid, &sp->opts, &w);
     sp->runtime = w.from == CAPTURE_RUNTIME ? w.by : NULL;
-    snprintf(sp->runtime_why, sizeof sp->runtime_why, "%s", w.note);
+    /* The note of a native process lists every runtime that could answer: v says it shorter. A Go program or a
+     * JVM whose agent did not answer, or a process whose runtime cannot be told, keeps its reason. Only gops and
+     * HotSpot tell their own threads; the diagtop agent does not. */
+    const struct provider *rt = provider_runtime_of(sp->pid);
+    int native = (!rt || !provider_offers(rt, OP_STACK)) && !strstr(w.note, "cannot be told");
+    snprintf(sp->runtime_why, sizeof sp->runtime_why, "%s", native ? "" : w.note);
     sp->show_runtime = sp->runtime != NULL;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-    pane_set_title(p, "Stack of %d", sp->pid);
+    pane_set_title(p, "Stack of %d (%s)", sp->pid, p->proc_name);
     snprintf(p->save_name, sizeof p->save_name, "stack.%d.%s.txt", sp->pid, when);
     start(t, p);
     return PANE_SHOWN;

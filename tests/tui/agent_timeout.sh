@@ -19,7 +19,7 @@ check "the GC fails with a timeout error naming the agent, within the configured
 tui_keys Escape b
 check "b on the hung agent: its stack request times out and the OS threads are shown instead" bash -c "
     $(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
-    tui_wait 'the OS threads instead: gops: .*within 3 s' 8 && tui_wait 'Stack of $G, OS threads'"
+    tui_wait 'the OS threads instead: gops: .*within 3 s' 8 && tui_wait 'Stack of $G \(gopsy\), OS threads'"
 check "the target was never stopped for good: running, untraced" bash -c "
     [ \$(awk '/^TracerPid:/ {print \$2}' /proc/$G/status) = 0 ]"
 tui_keys Escape q

@@ -9,7 +9,7 @@ wait_ready hot || fail "target did not start"
 tui_start 150 45 "$DIAGTOP -d 1 -p $P"
 tui_wait "^ *$P " || fail "no row"
 tui_keys C
-check "C: a live profile by diagtop's sampler, the method named" tui_wait "CPU profile of $P, diagtop's sampler \((perf|ptrace)\), live" 10
+check "C: a live profile by diagtop's sampler, the method named" tui_wait "CPU profile of $P \(hotspots\), diagtop's sampler \((perf|ptrace)\), live" 10
 check "C: the hot functions appear with own and total percentages" tui_wait '^ +[0-9.]+% +[0-9.]+% .* burn_direct ' 10
 samples() { tui_screen | sed -n 's/.*": \([0-9]*\) samples in.*/\1/p' | head -1; }
 A=$(samples); sleep 2.5; B=$(samples)
@@ -26,7 +26,7 @@ check "F: the icicle, outermost frames on top" bash -c "$(declare -f tui_wait tu
     tui_wait ': icicle' && tui_wait '^start_thread' && tui_wait 'burn_direct'"
 tui_keys F C
 check "a second C stops the profile; the table stays" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
-    tui_wait \"CPU profile of $P, diagtop's sampler \\((perf|ptrace)\\), stopped\" 10 && tui_wait 'burn_direct'"
+    tui_wait \"CPU profile of $P \\(hotspots\\), diagtop's sampler \\((perf|ptrace)\\), stopped\" 10 && tui_wait 'burn_direct'"
 tui_keys Escape
 check "Esc closes the pane" tui_wait 'PID USER'
 check "the target runs, untraced" bash -c "[ \$(awk '/^TracerPid:/ {print \$2}' /proc/$P/status) = 0 ]"

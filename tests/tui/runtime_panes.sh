@@ -12,11 +12,11 @@ tui_start 150 45 "env DIAGTOP_DUMP_DIR=$TMP/out $DIAGTOP -d 1 -p $G"
 tui_wait "^ *$G .* go\* " || fail "no row marked go*"
 tui_keys b
 check "b: goroutines from gops, grouped" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
-    tui_wait 'Goroutines of $G, from gops' 10 && tui_wait 'main.parkedReceive'"
+    tui_wait 'Goroutines of $G \(gopsy\), from gops' 10 && tui_wait 'main.parkedReceive'"
 tui_keys v
-check "v: the OS threads through ptrace" tui_wait "Stack of $G, OS threads \(ptrace\)" 10
+check "v: the OS threads through ptrace" tui_wait "Stack of $G \(gopsy\), OS threads \(ptrace\)" 10
 tui_keys v
-check "v again: back to the goroutines" tui_wait "Goroutines of $G, from gops"
+check "v again: back to the goroutines" tui_wait "Goroutines of $G \(gopsy\), from gops"
 tui_keys Escape G
 check "G: a GC by gops with the heap before and after" tui_wait 'GC by gops in [0-9.]+ ms: heap in use .* -> ' 10
 tui_keys Escape A
