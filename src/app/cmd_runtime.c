@@ -54,7 +54,7 @@ static const char runtime_usage[] =
     "  what no runtime answers, diagtop does where it can: memstats from /proc, CPU profiles of any process by\n"
     "  its own sampler (perf_event_open, else ptrace; the target is never stopped by perf, and by ptrace for\n"
     "  tens of microseconds a sample). Files a runtime writes (heap and CPU profiles) are saved 0600 in the\n"
-    "  dump directory (see diagtop dump --help).\n"
+    "  dump directory (see diagtop dump --help), and their absolute path is printed.\n"
     "      --json          JSON (docs/json.md)\n"
     "      --native        ask /proc (and ptrace), not the runtime\n"
     "      --timeout S     seconds allowed for each exchange with an agent (default 5; config: agent_timeout=)\n"

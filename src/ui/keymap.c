@@ -407,7 +407,7 @@ const struct key_binding keymap_table[] = {
     {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", NULL,
      &stack_pane_class},
     {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", NULL, &dump_pane_class},
-    {{'G'}, "G", "ask the runtime for a GC (Go: gops, Java: HotSpot attach)", NULL, &gc_pane_class},
+    {{'G'}, "G", "ask the runtime for a GC (Go: gops; Java: HotSpot attach, asks first naming the heap)", NULL, &gc_pane_class},
     {{'C'}, "C", "CPU profile: live top functions by diagtop's sampler (Go: the runtime's 30 s pprof, Java: JFR)",
      key_profile, NULL},
     {{'A'}, "A", "heap by class or allocation site, growth since the first snapshot (the leak view)", NULL,

@@ -11,6 +11,7 @@
 
 #include "collect/procname.h"
 #include "collect/proctable.h"
+#include "util/dump_path.h"
 #include "util/fileio.h"
 #include "util/job.h"
 #include "util/text.h"
@@ -175,9 +176,28 @@ static void show_match(struct tui *t, struct pane *p, long line)
     if (line < p->top || line >= p->top + pane_rows(t)) p->top = line > 2 ? line - 2 : 0;
 }
 
-/* Saves the pane's text to a new file (never overwrites), mode 0600. */
-static void save(struct tui *t, const struct pane *p, const char *path)
+/* Where S saves: an absolute path as typed, else the name in the dump directory (like every file diagtop writes).
+ * Returns 0, or -1 with the reason in the status line. */
+static int save_path(struct tui *t, const char *typed, char *path, size_t n)
 {
+    char dir[4096], err[256];
+    if (typed[0] == '/') {
+        snprintf(path, n, "%s", typed);
+        return 0;
+    }
+    if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) {
+        tui_set_status(t, 1, "%s", err);
+        return -1;
+    }
+    snprintf(path, n, "%s/%s", dir, typed);
+    return 0;
+}
+
+/* Saves the pane's text to a new file (never overwrites), mode 0600; the status names its absolute path. */
+static void save(struct tui *t, const struct pane *p, const char *typed)
+{
+    char path[4400];
+    if (save_path(t, typed, path, sizeof path) < 0) return;
     int fd = fileio_create_private(AT_FDCWD, path, O_WRONLY);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
@@ -193,6 +213,16 @@ static void save(struct tui *t, const struct pane *p, const char *path)
     } else {
         tui_set_status(t, 0, "saved %zu lines to %s", p->lines.n, path);
     }
+}
+
+/* S proposes the pane's file name in the dump directory, in full when it fits: the user sees where it goes. */
+static void save_propose(struct tui *t, struct pane *p)
+{
+    char dir[4096], err[256], full[4400];
+    snprintf(p->input_text, sizeof p->input_text, "%s", p->save_name);
+    if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) return;
+    size_t n = (size_t)snprintf(full, sizeof full, "%s/%s", dir, p->save_name);
+    if (n < sizeof p->input_text) memcpy(p->input_text, full, n + 1);
 }
 
 /* A key while the bottom line edits a search, a filter or a file name (line_edit's keys). */
@@ -274,7 +304,7 @@ unsigned pane_key(struct tui *t, int key)
     case 'S':
         if (p->busy || n == 0) break;
         p->input = PANE_SAVE;
-        snprintf(p->input_text, sizeof p->input_text, "%s", p->save_name);
+        save_propose(t, p);
         break;
     case 'r':
         if (!p->busy && p->cls->reload) return p->cls->reload(t, p);

@@ -11,6 +11,7 @@
 #include "render/rt_text.h"
 #include "util/clock.h"
 #include "util/job.h"
+#include "keymap.h"
 #include "pane.h"
 #include "tui_state.h"
 
@@ -98,6 +99,15 @@ static unsigned start(struct tui *t, struct pane *p)
     return EFFECT_NONE;
 }
 
+/* y to the question of a GC that stops the program: the pane comes to the front and the GC starts. */
+static unsigned confirm_gc(struct tui *t, void *arg, int key)
+{
+    (void)key;
+    struct pane *p = arg;
+    pane_show(t, p);
+    return start(t, p);
+}
+
 /* G and C on a row: the provider that answers, or a refusal saying what would make it available. */
 static enum pane_open_result open_for(struct tui *t, struct pane *p, const struct proc_row *row, enum provider_op op)
 {
@@ -129,6 +139,13 @@ static enum pane_open_result open_for(struct tui *t, struct pane *p, const struc
         rp->po.save_dir = rp->dir;
     pane_set_title(p, "%s of %d (%s), from %s", op == OP_GC ? "GC" : "CPU profile", row->tgid, p->proc_name, by);
     snprintf(p->save_name, sizeof p->save_name, "%s.%d.txt", op == OP_GC ? "gc" : "profile", row->tgid);
+    if (prov && prov->gc_pause) { /* a JVM's full GC pauses it for as long as its heap takes: asked first, as D */
+        char what[160], question[256];
+        prov->gc_pause(row->tgid, what, sizeof what);
+        snprintf(question, sizeof question, "Full GC pauses %d: %s. Run? [y/N] ", row->tgid, what);
+        keymap_ask(t, question, "y", confirm_gc, p, "GC cancelled: nothing was run");
+        return PANE_PENDING;
+    }
     start(t, p);
     return PANE_SHOWN;
 }

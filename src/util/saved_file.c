@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dump_path.h"
 #include "fileio.h"
 
 #define MAX_TRIES 100 /* names tried when the first is taken */
@@ -52,6 +53,8 @@ int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const 
         else snprintf(name, namesz, "%s-%d%s", base, i, suffix);
         rc = syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, name, 1 /* RENAME_NOREPLACE */) < 0 ? -errno : 0;
     }
+    char abs[4096]; /* the messages say where the file is, wherever diagtop ran */
+    if (rc == 0 && name[0] != '/' && dump_path_absolute(name, abs, sizeof abs) == 0) snprintf(name, namesz, "%s", abs);
     return rc;
 }
 

@@ -13,12 +13,12 @@ void saved_file_name(int pid, const char *dir, const char *kind, const char *suf
 
 /* Gives the written temporary file fd (at tmp) to the user who asked (diagtop run through sudo: SUDO_UID) and renames it, never replacing a file, to
  * exact when not NULL, else to the first free name of pid's file of this kind in dir. Returns 0 with the name in
- * name, or -errno (the temporary file is left to the caller). */
+ * name (absolute), or -errno (the temporary file is left to the caller). */
 int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const char *dir, const char *kind,
                      const char *suffix, char *name, size_t namesz);
 
-/* Writes data as pid's new file of this kind in dir (NULL: the current directory). Returns 0 with the path in a
- * malloc'd *path, or -errno with a reason. */
+/* Writes data as pid's new file of this kind in dir (NULL: the current directory). Returns 0 with the absolute
+ * path in a malloc'd *path, or -errno with a reason. */
 int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
                      char **path, char *err, size_t errlen);
 #endif

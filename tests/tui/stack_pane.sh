@@ -21,16 +21,16 @@ check "/ finds a frame" tui_wait 'worker_outer\+0x'
 tui_keys g
 check "g: one block per thread" tui_wait 'one block per thread'
 tui_keys S
-check "S proposes a file name" tui_wait '^Save to: stack\.'"$T"'\.[0-9]{8}-[0-9]{6}\.txt'
+check "S proposes a file name in the dump directory, in full" tui_wait "^Save to: $TMP/stack\.$T\.[0-9]{8}-[0-9]{6}\.txt"
 tui_keys Enter
-check "S saves the pane" tui_wait 'saved [0-9]+ lines to stack\.'
+check "S saves the pane and says its absolute path" tui_wait "saved [0-9]+ lines to $TMP/stack\."
 SAVED=$(ls "$TMP"/stack."$T".*.txt 2>/dev/null | head -1)
 check "the saved file has the stacks, mode 0600" bash -c "[ -n '$SAVED' ] && [ \$(stat -c %a '$SAVED') = 600 ] &&
     grep -q 'worker_middle' '$SAVED' && [ \$(grep -c '^Thread ' '$SAVED') -eq 7 ]"
 echo "keep" >"$TMP/taken.txt"
 # The prompt starts with the proposed name: erase it, then type an existing file's name.
 tui_keys S
-for i in $(seq 60); do tui_keys BSpace; done
+tui_keys $(printf 'BSpace %.0s' $(seq 120))
 tui_keys -l "$TMP/taken.txt"
 tui_keys Enter
 check "S never overwrites an existing file" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET

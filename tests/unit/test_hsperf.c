@@ -7,7 +7,7 @@
 #include <string.h>
 
 struct image {
-    unsigned char b[512];
+    unsigned char b[1024];
     size_t n;
     int little;
     unsigned count;
@@ -94,10 +94,51 @@ static void hostile_bytes_are_refused(void)
     CHECK_INT(hsperf_string(bad.b, bad.n, "java.rt.vmArgs", out, sizeof out), 28);
 }
 
+/* A long counter: header, name, 8 bytes in the file's order, vector length 0. */
+static void image_add_long(struct image *im, const char *name, unsigned long long v)
+{
+    size_t at = im->n, nl = strlen(name) + 1, len = 20 + nl + 8;
+    put32(im, at, (unsigned)len);
+    put32(im, at + 4, 20);
+    put32(im, at + 8, 0);
+    im->b[at + 12] = 'J';
+    put32(im, at + 16, (unsigned)(20 + nl));
+    memcpy(im->b + at + 20, name, nl);
+    for (int i = 0; i < 8; i++) im->b[at + 20 + nl + (size_t)i] = (unsigned char)(im->little ? v >> (8 * i) : v >> (56 - 8 * i));
+    im->n += len;
+    put32(im, 28, ++im->count);
+}
+
+static void heap_is_the_generations_spaces(void)
+{
+    for (int little = 0; little <= 1; little++) {
+        struct image im;
+        image_init(&im, little);
+        image_add_long(&im, "sun.gc.generation.0.space.0.used", 3 << 20);      /* eden */
+        image_add_long(&im, "sun.gc.generation.0.space.0.capacity", 8 << 20);
+        image_add_long(&im, "sun.gc.generation.1.space.0.used", 5ull << 30);   /* old: past 32 bits */
+        image_add_long(&im, "sun.gc.generation.1.space.0.capacity", 6ull << 30);
+        image_add_long(&im, "sun.gc.generation.2.space.0.used", 1 << 20);      /* JDK 7's perm gen: not heap */
+        image_add_long(&im, "sun.gc.metaspace.used", 1 << 20);
+        image_add(&im, "sun.gc.generation.0.space.1.used", 'B', "x");           /* not a number: skipped */
+        long long used = 0, committed = 0;
+        CHECK_INT(hsperf_heap(im.b, im.n, &used, &committed), 0);
+        CHECK(used == (3ll << 20) + (5ll << 30));
+        CHECK(committed == (8ll << 20) + (6ll << 30));
+    }
+    struct image im;
+    image_init(&im, 1);
+    image_add(&im, "java.rt.vmArgs", 'B', "-Xmx64m");
+    long long used, committed;
+    CHECK_INT(hsperf_heap(im.b, im.n, &used, &committed), -ENOENT);
+    CHECK_INT(hsperf_heap(im.b, 20, &used, &committed), -EINVAL);
+}
+
 int main(void)
 {
     check_suite = "hsperf";
     RUN(finds_a_string_counter_in_either_byte_order);
     RUN(hostile_bytes_are_refused);
+    RUN(heap_is_the_generations_spaces);
     CHECK_EXIT();
 }

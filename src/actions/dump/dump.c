@@ -18,6 +18,7 @@
 
 #include "collect/procstat.h"
 #include "util/clock.h"
+#include "util/dump_path.h"
 #include "util/fileio.h"
 #include "dump_maps.h"
 #include "elfcore.h"
@@ -949,7 +950,8 @@ static void job_report(struct dump_job *j)
         r->apparent_bytes = (unsigned long long)st.st_size;
         r->allocated_bytes = (unsigned long long)st.st_blocks * 512ULL;
     }
-    snprintf(r->path, sizeof r->path, "%s", j->o->path);
+    if (dump_path_absolute(j->o->path, r->path, sizeof r->path) < 0) /* said absolute, wherever diagtop ran */
+        snprintf(r->path, sizeof r->path, "%s", j->o->path);
     r->threads = j->nthreads;
     r->bytes_read = j->c.read;
     r->bytes_written = j->c.written;

@@ -47,6 +47,10 @@ struct provider {
     int (*memstats)(const struct provider_request *rq, struct rt_fields *out, char *err, size_t errlen);
     int (*gc)(const struct provider_request *rq, struct rt_gc *out, char *err, size_t errlen);
     int (*heap)(const struct provider_request *rq, struct rt_heap *out, char *err, size_t errlen);
+    /* When a GC stops the program for long (a JVM's full collection), what it will walk, said before it runs so
+     * that a front end can ask first: "heap 118 MiB used, 512 MiB committed". Cheap: files only, no request.
+     * NULL when a GC is cheap (Go's is concurrent; malloc_trim only hands free pages back). */
+    void (*gc_pause)(int pid, char *what, size_t whatlen);
     int (*profile)(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen);
     int (*heap_dump)(const struct provider_request *rq, struct rt_file *out, char *err, size_t errlen);
     /* OP_PROFILE as a report like diagtop's sampler's (every stack, per thread, for its renderers: folded, flame

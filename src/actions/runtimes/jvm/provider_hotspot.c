@@ -25,6 +25,7 @@
 #include "util/text.h"
 #include "hotspot_attach.h"
 #include "hotspot_parse.h"
+#include "hsperf.h"
 #include "actions/runtimes/provider.h"
 #include "util/saved_file.h"
 
@@ -226,6 +227,27 @@ static int hs_gc(const struct provider_request *rq, struct rt_gc *out, char *err
     used = -1;
     if (heap_info(rq, 1, NULL, &used, ignored, sizeof ignored) == 0) out->heap_after = used;
     return 0;
+}
+
+/* The heap a full GC walks, from the JVM's hsperfdata (what jstat reads; no attach, no request); else its RSS. */
+static void hs_gc_pause(int pid, char *what, size_t whatlen)
+{
+    struct hotspot_target t;
+    char why[256], used_s[32], committed_s[32];
+    unsigned char *perf = NULL;
+    size_t n = 0;
+    long long used, committed;
+    if (hotspot_attach_check(pid, &t, why, sizeof why) == 0) perf = hsperf_read(pid, t.nspid, t.uid, &n);
+    int known = perf && hsperf_heap(perf, n, &used, &committed) == 0;
+    free(perf);
+    if (known) {
+        text_format_bytes(used_s, sizeof used_s, used);
+        text_format_bytes(committed_s, sizeof committed_s, committed);
+        snprintf(what, whatlen, "heap %s used, %s committed", used_s, committed_s);
+    } else {
+        text_format_bytes(used_s, sizeof used_s, (long long)rss_bytes(pid));
+        snprintf(what, whatlen, "RSS %s, heap size unknown", used_s);
+    }
 }
 
 static int hs_heap(const struct provider_request *rq, struct rt_heap *out, char *err, size_t errlen)
@@ -586,6 +608,7 @@ const struct provider hotspot_provider = {
     .stack = hs_stack,
     .memstats = hs_memstats,
     .gc = hs_gc,
+    .gc_pause = hs_gc_pause,
     .heap = hs_heap,
     .profile = hs_profile,
     .heap_dump = hs_heap_dump,
