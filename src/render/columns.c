@@ -76,18 +76,18 @@ static void fmt_ni(char *buf, size_t n, const struct proc_row *r, const struct c
 static void fmt_virt(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    text_format_kib(buf, n, r->vsize_bytes / 1024, 7);
+    text_format_kib_scaled(buf, n, r->vsize_bytes / 1024);
 }
 static void fmt_res(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    text_format_kib(buf, n, r->rss_bytes / 1024, 6);
+    text_format_kib_scaled(buf, n, r->rss_bytes / 1024);
 }
 static void fmt_shr(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
     if (r->shared_bytes < 0) snprintf(buf, n, "-");
-    else text_format_kib(buf, n, (unsigned long long)r->shared_bytes / 1024, 6);
+    else text_format_kib_scaled(buf, n, (unsigned long long)r->shared_bytes / 1024);
 }
 static void fmt_state(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
@@ -124,9 +124,10 @@ static void fmt_growth(char *buf, size_t n, const struct proc_row *r, const stru
         snprintf(buf, n, "-");
         return;
     }
+    /* the title says per minute; the cell says how much: "+1.2M", "-512K", "0" */
     double kib = r->growth_bytes_per_min / 1024.0;
     char num[32];
-    text_format_kib(num, sizeof num, (unsigned long long)(kib < 0 ? -kib : kib), 6);
+    text_format_kib_scaled(num, sizeof num, (unsigned long long)(kib < 0 ? -kib : kib));
     snprintf(buf, n, "%s%s", kib <= -1.0 ? "-" : kib >= 1.0 ? "+" : "", kib > -1.0 && kib < 1.0 ? "0" : num);
 }
 static void fmt_runtime(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
