@@ -83,6 +83,7 @@ void api_processes_metrics(struct api_state *s, const struct api_request *rq, st
         api_reply_error(out, 500, "%s", err);
         return;
     }
+    monitor_fill_rows(&s->mon.m, 0, (size_t)top, PROC_NEED_STATM); /* exact resident memory, as top shows */
     char *text = NULL;
     size_t len = 0;
     int rc = api_metrics_render(&s->mon.m, (size_t)top, &text, &len);

@@ -38,9 +38,10 @@ struct proc_entry {
     int have_prev;
     /* Memory can only change when the process runs, faults or loses pages (which shows in its RSS): when none of
      * that happened since statm was read, the value read then still holds. */
-    unsigned long long faults;
+    unsigned long long faults, stat_rss;
     int memory_may_have_changed;
     double statm_time;
+    unsigned long long statm_rss; /* valid while row.shared_bytes >= 0 */
     struct growth growth;
     /* Caches of this identity, dropped when the program changes (exec). */
     char *cmdline;
@@ -206,6 +207,12 @@ static ssize_t entry_read(struct proctable *t, struct proc_entry *e, int *fd, co
     return -ESRCH;
 }
 
+static void row_set_rss(const struct proctable *t, struct proc_row *r, unsigned long long rss)
+{
+    r->rss_bytes = rss;
+    r->mem_percent = t->mem_total ? 100.0 * (double)rss / (double)t->mem_total : 0.0;
+}
+
 /* Samples one process or thread from its stat file; returns 0 if it is (still) there. */
 static int entry_sample(struct proctable *t, struct proc_entry *e, double now, int first_refresh)
 {
@@ -246,12 +253,14 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     r->stime = ps.stime;
     unsigned long long rss = ps.rss > 0 ? (unsigned long long)ps.rss * (unsigned long long)t->page_size : 0;
     unsigned long long faults = ps.minflt + ps.majflt;
-    e->memory_may_have_changed |= !e->have_prev || ps.utime + ps.stime != e->prev_ticks || rss != r->rss_bytes ||
+    e->memory_may_have_changed |= !e->have_prev || ps.utime + ps.stime != e->prev_ticks || rss != e->stat_rss ||
                                   ps.vsize != r->vsize_bytes || faults != e->faults;
     e->faults = faults;
+    e->stat_rss = rss;
     r->vsize_bytes = ps.vsize;
-    r->rss_bytes = rss;
-    r->mem_percent = t->mem_total ? 100.0 * (double)r->rss_bytes / (double)t->mem_total : 0.0;
+    /* stat's rss lags the kernel's per-CPU counters by up to a few hundred KiB; statm's (what top and VmRSS show)
+     * does not. Keep statm's while it holds; fill_statm reads it again for the rows that need it. */
+    row_set_rss(t, r, !e->memory_may_have_changed && r->shared_bytes >= 0 ? e->statm_rss : rss);
 
     /* CPU% over the interval. A process first seen after the first refresh started within the interval, so all
      * its ticks belong to it; on the first refresh there is no interval yet. */
@@ -265,7 +274,8 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     e->prev_ticks = ticks;
     e->have_prev = 1;
 
-    r->growth_known = growth_add(&e->growth, now, r->rss_bytes, &r->growth_bytes_per_min);
+    /* stat's value for every sample: a slope over one source, not a step where statm's takes over */
+    r->growth_known = growth_add(&e->growth, now, rss, &r->growth_bytes_per_min);
     return 0;
 }
 
@@ -429,9 +439,12 @@ static void fill_statm(struct proctable *t, struct proc_entry *e, double now)
     char buf[256];
     struct procstatm sm;
     ssize_t n = entry_read(t, e, &e->statm_fd, "statm", buf, sizeof buf);
-    e->row.shared_bytes = n > 0 && procstat_parse_statm(buf, &sm) == 0
-                              ? (long long)(sm.shared * (unsigned long long)t->page_size)
-                              : -1;
+    int ok = n > 0 && procstat_parse_statm(buf, &sm) == 0;
+    e->row.shared_bytes = ok ? (long long)(sm.shared * (unsigned long long)t->page_size) : -1;
+    if (ok) {
+        e->statm_rss = sm.resident * (unsigned long long)t->page_size;
+        row_set_rss(t, &e->row, e->statm_rss);
+    }
     e->memory_may_have_changed = 0;
     e->statm_time = now;
 }

@@ -11,7 +11,7 @@
 
 /* What a caller needs beyond /proc/PID/stat, per row (see render/columns.c for which column needs what). */
 enum proc_need {
-    PROC_NEED_STATM = 1 << 0,   /* shared memory (SHR) */
+    PROC_NEED_STATM = 1 << 0,   /* exact resident (RES, %MEM) and shared memory (SHR) */
     PROC_NEED_CMDLINE = 1 << 1, /* command line, cached per process identity */
     PROC_NEED_EXE = 1 << 2,     /* executable path, cached */
     PROC_NEED_RUNTIME = 1 << 3, /* runtime kind and agent endpoint, cached */
@@ -28,7 +28,8 @@ struct proc_row {
     long priority, nice, nlwp;
     unsigned long long utime, stime;  /* clock ticks */
     unsigned long long start_ticks;   /* clock ticks after boot */
-    unsigned long long vsize_bytes, rss_bytes;
+    unsigned long long vsize_bytes;
+    unsigned long long rss_bytes;     /* statm's (exact) once filled with PROC_NEED_STATM, else stat's (lags) */
     long long shared_bytes;           /* -1: not read or unreadable */
     double cpu_percent, mem_percent;
     double growth_bytes_per_min;      /* RES growth over the last minutes */

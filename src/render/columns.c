@@ -76,18 +76,18 @@ static void fmt_ni(char *buf, size_t n, const struct proc_row *r, const struct c
 static void fmt_virt(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    text_format_kib(buf, n, r->vsize_bytes / 1024, 7);
+    text_format_kib_scaled(buf, n, r->vsize_bytes / 1024);
 }
 static void fmt_res(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    text_format_kib(buf, n, r->rss_bytes / 1024, 6);
+    text_format_kib_scaled(buf, n, r->rss_bytes / 1024);
 }
 static void fmt_shr(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
     if (r->shared_bytes < 0) snprintf(buf, n, "-");
-    else text_format_kib(buf, n, (unsigned long long)r->shared_bytes / 1024, 6);
+    else text_format_kib_scaled(buf, n, (unsigned long long)r->shared_bytes / 1024);
 }
 static void fmt_state(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
@@ -124,9 +124,10 @@ static void fmt_growth(char *buf, size_t n, const struct proc_row *r, const stru
         snprintf(buf, n, "-");
         return;
     }
+    /* the title says per minute; the cell says how much: "+1.2M", "-512K", "0" */
     double kib = r->growth_bytes_per_min / 1024.0;
     char num[32];
-    text_format_kib(num, sizeof num, (unsigned long long)(kib < 0 ? -kib : kib), 6);
+    text_format_kib_scaled(num, sizeof num, (unsigned long long)(kib < 0 ? -kib : kib));
     snprintf(buf, n, "%s%s", kib <= -1.0 ? "-" : kib >= 1.0 ? "+" : "", kib > -1.0 && kib < 1.0 ? "0" : num);
 }
 static void fmt_runtime(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
@@ -150,11 +151,11 @@ const struct column columns_table[COL_COUNT] = {
     {COL_PRI, "pri", "PRI", 3, 0, 1, 0, "kernel scheduling priority", cmp_pri, fmt_pri},
     {COL_NI, "ni", "NI", 3, 0, 1, 0, "nice value", cmp_ni, fmt_ni},
     {COL_VIRT, "virt", "VIRT", 7, 0, 1, 0, "virtual memory size", cmp_virt, fmt_virt},
-    {COL_RES, "res", "RES", 6, 0, 1, 0, "resident memory", cmp_res, fmt_res},
+    {COL_RES, "res", "RES", 6, 0, 1, PROC_NEED_STATM, "resident memory", cmp_res, fmt_res},
     {COL_SHR, "shr", "SHR", 6, 0, 1, PROC_NEED_STATM, "shared resident memory (file and shmem)", cmp_shr, fmt_shr},
     {COL_S, "s", "S", 1, 1, 0, 0, "state: R running, S sleeping, D disk, T stopped, Z zombie", cmp_state, fmt_state},
     {COL_CPU, "cpu", "%CPU", 5, 0, 1, 0, "CPU usage since the last refresh (100 = one core)", cmp_cpu, fmt_cpu},
-    {COL_MEM, "mem", "%MEM", 4, 0, 1, 0, "resident memory as a share of RAM", cmp_res, fmt_mem},
+    {COL_MEM, "mem", "%MEM", 4, 0, 1, PROC_NEED_STATM, "resident memory as a share of RAM", cmp_res, fmt_mem},
     {COL_TIME, "time", "TIME+", 9, 0, 1, 0, "CPU time used, user + system", cmp_time, fmt_time},
     {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr},
     {COL_GROWTH, "growth", "RES/min", 7, 0, 1, 0, "resident memory growth per minute, last 5 minutes", cmp_growth,

@@ -88,7 +88,7 @@ static void draw_cpus(const struct tui *t, int maxrows, int width)
     }
 }
 
-static void format_size(char *buf, size_t n, unsigned long long bytes) { text_format_kib(buf, n, bytes / 1024, 5); }
+static void format_size(char *buf, size_t n, unsigned long long bytes) { text_format_kib_scaled(buf, n, bytes / 1024); }
 
 static void draw_memory(const struct tui *t, int y, int width)
 {

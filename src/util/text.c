@@ -90,26 +90,18 @@ void text_format_bytes(char *buf, size_t n, long long bytes)
     else snprintf(buf, n, "%.2f GiB", bytes / 1073741824.0);
 }
 
-void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width)
+void text_format_kib_scaled(char *buf, size_t bufsz, unsigned long long kib)
 {
-    static const char units[] = "KMGTP";
-    if (width <= 0) width = 6;
-    char tmp[32];
-    snprintf(tmp, sizeof tmp, "%llu", kib);
-    if ((int)strlen(tmp) <= width) {
-        snprintf(buf, bufsz, "%s", tmp);
+    static const char units[] = "MGTPE";
+    if (kib < 1000) {
+        snprintf(buf, bufsz, kib ? "%lluK" : "%llu", kib);
         return;
     }
-    double v = (double)kib;
-    for (int u = 0; units[u]; u++) {
-        if (u > 0) v /= 1024.0;
-        if (v < 10.0) snprintf(tmp, sizeof tmp, "%.2f%c", v, units[u]);
-        else if (v < 100.0) snprintf(tmp, sizeof tmp, "%.1f%c", v, units[u]);
-        else snprintf(tmp, sizeof tmp, "%.0f%c", v, units[u]);
-        /* at most three integer digits per unit, as top does: 1205M reads better as 1.18G */
-        if ((int)strlen(tmp) <= width && (v < 1000.0 || units[u + 1] == '\0')) break;
-    }
-    snprintf(buf, bufsz, "%s", tmp);
+    double v = (double)kib / 1024.0;
+    int u = 0;
+    /* a value that would print as 1000 or more moves up a unit; 99.95 prints as "100", not "100.0" */
+    for (; v >= 999.5 && units[u + 1]; u++) v /= 1024.0;
+    snprintf(buf, bufsz, v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
 }
 
 int text_parse_u64(const char *s, unsigned long long *out)

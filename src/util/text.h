@@ -18,11 +18,11 @@ int text_utf8_seqlen(const unsigned char *s, size_t n);
 /* Case-insensitive (ASCII) substring test. */
 int text_contains_nocase(const char *haystack, const char *needle);
 
-/* Formats a byte count the way top does in narrow columns: 1234 -> "1234", then K/M/G/T with one decimal when it
- * fits in width. Writes into buf. */
 /* Bytes for a person: "512 B", "1.5 KiB", "62.4 MiB", "1.25 GiB"; "-" when negative (unknown). */
 void text_format_bytes(char *buf, size_t n, long long bytes);
-void text_format_kib(char *buf, size_t bufsz, unsigned long long kib, int width);
+/* A KiB count always with its unit, as htop's columns: "0", "512K", "65.2M", "652M", "1.2G"; at most three
+ * integer digits per unit (1000K reads as "1.0M"), so never more than 5 characters. */
+void text_format_kib_scaled(char *buf, size_t bufsz, unsigned long long kib);
 
 /* Parses a strictly decimal unsigned integer; returns 0 on success, -1 on anything else. */
 int text_parse_u64(const char *s, unsigned long long *out);

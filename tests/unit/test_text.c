@@ -42,15 +42,17 @@ static void output_is_bounded(void)
 
 static void kib_formatting(void)
 {
+    /* always a unit, at most three integer digits, never wider than 5 */
+    static const struct { unsigned long long kib; const char *text; } cases[] = {
+        {0, "0"}, {1, "1K"}, {999, "999K"}, {1000, "1.0M"}, {1024, "1.0M"}, {66800, "65.2M"},
+        {102348, "99.9M"}, {102349, "100M"}, {1022976, "999M"}, {1023488, "1.0G"}, {1234567, "1.2G"},
+        {12345678, "11.8G"}, {5ULL << 30, "5.0T"}, {~0ULL / 1024, "16.0E"},
+    };
     char b[16];
-    text_format_kib(b, sizeof b, 123456, 6);
-    CHECK_STR(b, "123456");
-    text_format_kib(b, sizeof b, 1234567, 6);
-    CHECK_STR(b, "1.18G");
-    text_format_kib(b, sizeof b, 12345678, 6);
-    CHECK_STR(b, "11.8G");
-    text_format_kib(b, sizeof b, 0, 6);
-    CHECK_STR(b, "0");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        text_format_kib_scaled(b, sizeof b, cases[i].kib);
+        CHECK_STR(b, cases[i].text);
+    }
 }
 
 static void seconds_and_integers(void)

@@ -161,7 +161,13 @@ static void cells_and_lines(void)
     f.r[1].growth_known = 1;
     f.r[1].growth_bytes_per_min = 3.0 * 1024 * 1024;
     table_text_cell(buf, sizeof buf, &columns_table[COL_GROWTH], &vr, &ctx);
-    CHECK_STR(buf, "  +3072");
+    CHECK_STR(buf, "  +3.0M");
+    f.r[1].growth_bytes_per_min = -512.0 * 1024;
+    table_text_cell(buf, sizeof buf, &columns_table[COL_GROWTH], &vr, &ctx);
+    CHECK_STR(buf, "  -512K");
+    f.r[1].rss_bytes = 66800ULL * 1024;
+    table_text_cell(buf, sizeof buf, &columns_table[COL_RES], &vr, &ctx);
+    CHECK_STR(buf, " 65.2M");
     f.r[1].runtime = RUNTIME_GO;
     f.r[1].agent = 1;
     table_text_cell(buf, sizeof buf, &columns_table[COL_RUNTIME], &vr, &ctx);
