@@ -13,6 +13,7 @@
 #include "util/job.h"
 #include "util/text.h"
 #include "draw.h"
+#include "message_view.h"
 #include "tui_state.h"
 
 #define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
@@ -149,7 +150,12 @@ double pane_next_redraw(const struct tui *t, double last_draw)
     return p && p->busy ? last_draw + PROGRESS_SECONDS : 0;
 }
 
-static int pane_rows(const struct tui *t) { return LINES - t->table_y - 1 > 1 ? LINES - t->table_y - 1 : 1; }
+/* The lines of text under the title; a wrapped message takes its lines from the bottom while shown. */
+static int pane_rows(const struct tui *t)
+{
+    int bottom = t->bottom_lines > 1 ? t->bottom_lines : 1;
+    return LINES - t->table_y - bottom > 1 ? LINES - t->table_y - bottom : 1;
+}
 
 /* Next line matching the search, from line from (wrapping); -1 if none. */
 static long find_from(const struct pane *p, long from)
@@ -300,7 +306,7 @@ void pane_draw(const struct tui *t, int y0, double now)
     char title[300];
     snprintf(title, sizeof title, " %s", p->title);
     draw_text(s, y0, 0, COLS, title, screen_attr(s, STYLE_TITLE));
-    int rows = LINES - y0 - 2;
+    int rows = LINES - y0 - 1 - (t->bottom_lines > 1 ? t->bottom_lines : 1);
     if (p->busy) {
         char text[512], busy[400];
         if (p->cls->progress) p->cls->progress(p, busy, sizeof busy);
@@ -323,10 +329,7 @@ void pane_draw(const struct tui *t, int y0, double now)
         draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
         return;
     }
-    if (t->status[0]) {
-        draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
-        return;
-    }
+    if (message_view_draw(t)) return;
     char bar[300];
     snprintf(bar, sizeof bar, "Esc close  / search  n next  r refresh  S save  %s  PgUp/PgDn scroll  [%ld/%zu]",
              p->cls->keys_help ? p->cls->keys_help : "", p->lines.n ? p->top + 1 : 0, p->lines.n);
