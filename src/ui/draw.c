@@ -32,6 +32,58 @@ int draw_text(const struct screen *s, int y, int x, int maxw, const char *text, 
     return cols;
 }
 
+/* One line of text wrapped at w columns (one per character, as draw_text counts them): its columns in *cols;
+ * returns where the next line starts (the spaces at the break skipped), NULL after the last line. Breaks after the
+ * last word that fits; a word longer than the line (a path) is cut where the line ends, unless defer (the line
+ * starts after other text) lets it move whole to the next line: then *cols is 0. */
+static const char *wrap_line(const char *p, int w, int defer, int *cols)
+{
+    const char *q = p, *brk = NULL;
+    size_t left = strlen(p);
+    int n = 0, brk_cols = 0;
+    while (*q && n < w) {
+        if (*q == ' ') brk = q, brk_cols = n;
+        int len = text_utf8_seqlen((const unsigned char *)q, left);
+        len = len > 0 ? len : 1;
+        q += len;
+        left -= (size_t)len;
+        n++;
+    }
+    if (!*q) {
+        *cols = n;
+        return NULL;
+    }
+    if (*q == ' ') brk = q, brk_cols = n; /* the line ends right before a space */
+    if (!brk || brk == p) {
+        if (defer) {
+            *cols = 0;
+            return p;
+        }
+        brk = q, brk_cols = n;
+    }
+    *cols = brk_cols;
+    while (*brk == ' ') brk++;
+    return *brk ? brk : NULL;
+}
+
+int draw_wrapped(const struct screen *s, int y, int left, int w, int *x, const char *text, int attr)
+{
+    int down = 0;
+    if (w <= 0) return 0;
+    if (*x >= w) *x = 0, down++;
+    for (const char *p = text; p && *p;) {
+        int cols;
+        const char *next = wrap_line(p, w - *x, *x > 0, &cols);
+        if (s && cols > 0) draw_text(s, y + down, left + *x, cols, p, attr);
+        *x += cols;
+        if (!next) break;
+        p = next;
+        *x = 0;
+        down++;
+    }
+    return down;
+}
+
 void draw_fill(int y, int x, int maxw, int attr)
 {
     if (y < 0 || y >= LINES || x >= COLS || maxw <= 0) return;

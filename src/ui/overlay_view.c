@@ -6,6 +6,7 @@
 
 #include "draw.h"
 #include "keymap.h"
+#include "message_view.h"
 
 /* htop's bar: labels padded to six columns, or, when that does not fit (91 columns), followed by one space. */
 static void function_bar(const struct tui *t, int y)
@@ -30,21 +31,9 @@ static void function_bar(const struct tui *t, int y)
 
 void overlay_view_bottom(const struct tui *t)
 {
-    const struct screen *s = &t->scr;
     int y = LINES - 1;
     if (y < 1) return;
-    if (t->mode == MODE_PROMPT) {
-        const struct prompt *p = &t->prompt;
-        int x = draw_text(s, y, 0, COLS, p->label, screen_attr(s, STYLE_KEY));
-        x += draw_text(s, y, x, COLS - x, p->text, screen_attr(s, p->failed ? STYLE_ERROR : STYLE_NORMAL));
-        if (p->failed) draw_text(s, y, x, COLS - x, "  (not found)", screen_attr(s, STYLE_ERROR));
-        return;
-    }
-    if (t->status[0]) {
-        draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
-        return;
-    }
-    function_bar(t, y);
+    if (!message_view_draw(t)) function_bar(t, y);
 }
 
 static void panel_frame(const struct tui *t, int y, int x, int h, int w, const char *title)
@@ -86,13 +75,19 @@ void overlay_view_help(const struct tui *t)
     const struct screen *s = &t->scr;
     erase();
     draw_text(s, 0, 0, COLS, "diagtop keys (any other key closes; Up/Down scroll)", screen_attr(s, STYLE_LABEL));
-    int y = 2;
-    for (int i = t->help_top; i < keymap_count && y < LINES - 1; i++, y++) {
-        int x = draw_text(s, y, 1, 12, keymap_table[i].label, screen_attr(s, STYLE_KEY));
-        draw_text(s, y, 14 > x + 2 ? 14 : x + 2, COLS - 14, keymap_table[i].help, screen_attr(s, STYLE_NORMAL));
+    /* Each key's help wraps under itself from column 14; a key is shown whole or, at the end, not at all. The
+     * bottom lines stay free for a message. */
+    int y = 2, i, end = LINES - (t->bottom_lines > 1 ? t->bottom_lines : 1);
+    for (i = t->help_top; i < keymap_count; i++) {
+        int x = 0, down = draw_wrapped(NULL, y, 14, COLS - 14, &x, keymap_table[i].help, 0);
+        if (y + down >= end) break;
+        draw_text(s, y, 1, 12, keymap_table[i].label, screen_attr(s, STYLE_KEY));
+        x = 0;
+        y += draw_wrapped(s, y, 14, COLS - 14, &x, keymap_table[i].help, screen_attr(s, STYLE_NORMAL)) + 1;
     }
-    if (y < LINES - 1)
-        draw_text(s, y + 1, 1, COLS - 2,
-                  "Mouse: click a row to select it, a column title to sort by it (again to invert).",
-                  screen_attr(s, STYLE_DIM));
+    static const char mouse[] = "Mouse: click a row to select it, a column title to sort by it (again to invert).";
+    int x = 0;
+    if (i < keymap_count || y + 1 + draw_wrapped(NULL, 0, 1, COLS - 2, &x, mouse, 0) >= end) return;
+    x = 0;
+    draw_wrapped(s, y + 1, 1, COLS - 2, &x, mouse, screen_attr(s, STYLE_DIM));
 }

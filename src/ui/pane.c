@@ -18,6 +18,7 @@
 #include "draw.h"
 #include "keybar.h"
 #include "line_edit.h"
+#include "message_view.h"
 #include "tui_state.h"
 
 #define PROGRESS_SECONDS 0.25 /* how often a busy pane's elapsed time is redrawn */
@@ -156,7 +157,12 @@ double pane_next_redraw(const struct tui *t, double last_draw)
     return p && p->busy ? last_draw + PROGRESS_SECONDS : 0;
 }
 
-static int pane_rows(const struct tui *t) { return LINES - t->table_y - 1 > 1 ? LINES - t->table_y - 1 : 1; }
+/* The lines of text under the title; a wrapped message takes its lines from the bottom while shown. */
+static int pane_rows(const struct tui *t)
+{
+    int bottom = t->bottom_lines > 1 ? t->bottom_lines : 1;
+    return LINES - t->table_y - bottom > 1 ? LINES - t->table_y - bottom : 1;
+}
 
 /* Next line matching the search, from line from (wrapping); -1 if none. */
 static long find_from(const struct pane *p, long from)
@@ -354,7 +360,7 @@ void pane_draw(const struct tui *t, int y0, double now)
     if (p->cls->title_fit) p->cls->title_fit(p, COLS - 1, title + 1, sizeof title - 1);
     else snprintf(title + 1, sizeof title - 1, "%s", p->title);
     draw_text(s, y0, 0, COLS, title, screen_attr(s, STYLE_TITLE));
-    int rows = LINES - y0 - 2;
+    int rows = LINES - y0 - 1 - (t->bottom_lines > 1 ? t->bottom_lines : 1);
     if (p->busy) {
         char text[512], busy[400];
         if (p->cls->progress) p->cls->progress(p, busy, sizeof busy);
@@ -377,9 +383,6 @@ void pane_draw(const struct tui *t, int y0, double now)
         draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
         return;
     }
-    if (t->status[0]) {
-        draw_text(s, y, 0, COLS, t->status, screen_attr(s, t->status_error ? STYLE_ERROR : STYLE_VALUE));
-        return;
-    }
+    if (message_view_draw(t)) return;
     footer(t, p, y);
 }

@@ -12,6 +12,7 @@
 #include "util/clock.h"
 #include "header_view.h"
 #include "keymap.h"
+#include "message_view.h"
 #include "overlay_view.h"
 #include "pane.h"
 #include "table_view.h"
@@ -24,7 +25,9 @@ static void layout(struct tui *t)
     t->header_lines = header_view_height(t);
     t->table_y = t->header_lines + 2; /* a blank line, then the titles */
     if (LINES < 8) t->table_y = t->header_lines + 1;
-    t->table_rows = LINES - t->table_y - 1;
+    int msg = message_view_height(t);
+    t->bottom_lines = msg > 1 ? msg : 1; /* a long message takes lines from the bottom of the table while shown */
+    t->table_rows = LINES - t->table_y - t->bottom_lines;
     if (t->table_rows < 0) t->table_rows = 0;
 }
 

@@ -2,10 +2,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/clock.h"
 
-#define STATUS_SECONDS 4.0
+#define STATUS_SECONDS 4.0   /* a one-line message */
+#define STATUS_CHARS_PER_S 40 /* then one more second per 40 characters past 80: time to read a long one */
 
 void tui_set_status(struct tui *t, int error, const char *fmt, ...)
 {
@@ -14,7 +16,9 @@ void tui_set_status(struct tui *t, int error, const char *fmt, ...)
     vsnprintf(t->status, sizeof t->status, fmt, ap);
     va_end(ap);
     t->status_error = error;
-    t->status_until = clock_monotonic_seconds() + STATUS_SECONDS;
+    size_t len = strlen(t->status);
+    double extra = len > 80 ? (double)(len - 80) / STATUS_CHARS_PER_S : 0;
+    t->status_until = clock_monotonic_seconds() + STATUS_SECONDS + extra;
 }
 
 void tui_select_index(struct tui *t, long idx)

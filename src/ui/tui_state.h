@@ -10,6 +10,7 @@
 #include "tui.h"
 
 #define TUI_TEXT_MAX 256
+#define TUI_STATUS_MAX 1024 /* a refusal with its reason and what would help */
 #define TUI_MENU_MAX 64
 #define TUI_MAX_TAGS 4096
 #define KEY_FUNC_FLAG 0x40000000 /* function/arrow keys from curses, apart from typed characters */
@@ -66,9 +67,10 @@ struct tui {
     int help_top;
     long search_origin; /* the row the search started from */
     int pending_signal; /* chosen in the signal menu, waiting for confirmation */
-    char status[TUI_TEXT_MAX];
+    char status[TUI_STATUS_MAX];
     int status_error;
     double status_until; /* when the status line goes back to the key bar */
+    int bottom_lines;    /* lines under the table or pane: the key bar, or the message wrapped (message_view) */
     struct pane_list panes;     /* result panes over the table area (stack, details, dump...) */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
@@ -76,7 +78,8 @@ struct tui {
     int col_x[COL_COUNT + 1];            /* x where each drawn column starts */
 };
 
-/* The bottom line's message, shown for a few seconds instead of the key bar; error shows it in the error style. */
+/* The bottom message, shown instead of the key bar for a few seconds, longer when it is long, and wrapped onto as
+ * many lines as it needs; error shows it in the error style. */
 void tui_set_status(struct tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Moves the selection to view row idx (clamped) and keeps it on screen. */
 void tui_select_index(struct tui *t, long idx);

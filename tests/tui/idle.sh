@@ -29,7 +29,7 @@ idle_check "the table"
 
 tui_keys G
 tui_wait 'not available' || fail "no message after G"
-sleep 5 # the message expires: the defect was a zero poll timeout from then on
+sleep 8 # the message expires (190 characters stay ~7 s): the defect was a zero poll timeout from then on
 idle_check "the table after a status message expired"
 
 tui_keys h
