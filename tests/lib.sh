@@ -122,9 +122,19 @@ tui_restored() {
 # ---- JSON ----
 # json_eval FILE PYTHON_EXPR: evaluates the expression with `docs` (every JSON line of FILE) and `last`
 # (the last one) bound; exit status 0 when it is true. Prints the expression's value on failure.
+# bad_keys(doc): the paths of the keys in doc that are not snake_case (^[a-z][a-z0-9_]*$), printed when any is.
 json_eval() {
     python3 - "$1" "$2" <<'PY'
-import json, sys
+import json, re, sys
+def bad_keys(o, path=""):
+    bad = []
+    for k, v in (o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()):
+        if isinstance(k, str) and not re.fullmatch(r"[a-z][a-z0-9_]*", k):
+            bad.append(path + "/" + k)
+        bad += bad_keys(v, path + "/" + str(k))
+    if bad and not path:
+        print("  keys not in snake_case:", bad[:10], file=sys.stderr)
+    return bad
 docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 last = docs[-1] if docs else None
 def proc(pid, doc=None):

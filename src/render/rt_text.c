@@ -166,7 +166,7 @@ int rt_text_fields(const struct rt_fields *fs, struct text_lines *out)
         }
         char value[256];
         value_text(f, value, sizeof value);
-        add_clean(out, "  %-22s %s", f->key, value);
+        add_clean(out, "  %-22s %s", f->label, value);
     }
     return 0;
 }
