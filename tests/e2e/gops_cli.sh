@@ -131,6 +131,8 @@ PY
 "$DIAGTOP" profile "$G" >"$TMP/cpu.txt" 2>&1
 check "profile text: names burnLeaf and the saved file" bash -c "grep -q main.burnLeaf '$TMP/cpu.txt' &&
     grep -q 'cpu.gopsy.$G' '$TMP/cpu.txt'"
+check "profile text: pprof -top's columns (flat flat% sum% cum cum% function file), lined up on every row" \
+    profile_aligned "$TMP/cpu.txt"
 check "each profile is a file of its own" bash -c "[ \$(ls '$TMP/out'/cpu.gopsy.$G.* | wc -l) = 2 ]"
 check "no partial files left" bash -c "! ls -a '$TMP/out' | grep -q partial"
 
