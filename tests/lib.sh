@@ -120,11 +120,50 @@ tui_restored() {
 }
 
 # ---- JSON ----
+# profile_aligned FILE: the top table of `diagtop profile` text (header "flat flat% sum% cum cum% function"
+# [module]) has at least one row and its columns line up as go tool pprof -top's: every number ends where its
+# header does, the function (and module) starts where its header does, on every row.
+profile_aligned() {
+    python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+head = next((i for i, l in enumerate(lines) if re.match(r"\s*flat\s+flat%\s+sum%\s+cum\s+cum%\s+function", l)), None)
+if head is None:
+    sys.exit("  no pprof -top header in " + sys.argv[1])
+h = lines[head]
+ends = [m.end() for m in re.finditer(r"\S+", h)][:5]
+starts = [h.index("function")] + ([h.index("module")] if "module" in h else [])
+rest = lines[head + 1:]
+rows = [l for l in rest[:rest.index("")] if not l.startswith("(")] if "" in rest else rest
+bad = []
+for l in rows[:200]:
+    for e in ends:
+        if not (len(l) > e and l[e - 1] != " " and l[e] == " "):
+            bad.append((e, l))
+    for s in starts:
+        if not (len(l) > s and l[s] != " " and l[s - 2:s] == "  "):
+            bad.append((s, l))
+if not rows or bad:
+    print("  %d rows; misaligned:" % len(rows), bad[:3], file=sys.stderr)
+sys.exit(0 if rows and not bad else 1)
+PY
+}
+
 # json_eval FILE PYTHON_EXPR: evaluates the expression with `docs` (every JSON line of FILE) and `last`
 # (the last one) bound; exit status 0 when it is true. Prints the expression's value on failure.
+# bad_keys(doc): the paths of the keys in doc that are not snake_case (^[a-z][a-z0-9_]*$), printed when any is.
 json_eval() {
     python3 - "$1" "$2" <<'PY'
-import json, sys
+import json, re, sys
+def bad_keys(o, path=""):
+    bad = []
+    for k, v in (o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()):
+        if isinstance(k, str) and not re.fullmatch(r"[a-z][a-z0-9_]*", k):
+            bad.append(path + "/" + k)
+        bad += bad_keys(v, path + "/" + str(k))
+    if bad and not path:
+        print("  keys not in snake_case:", bad[:10], file=sys.stderr)
+    return bad
 docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 last = docs[-1] if docs else None
 def proc(pid, doc=None):

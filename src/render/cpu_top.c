@@ -300,28 +300,58 @@ static void name_widths(int width, int fixed, int modmax, int *fnw, int *modw)
     if (*fnw < 12) *fnw = 12;
 }
 
+/* The numbers of a row, as pprof -top has them: flat, flat%, sum%, cum, cum%. */
+enum { TOP_FLAT, TOP_FLAT_PCT, TOP_SUM_PCT, TOP_CUM, TOP_CUM_PCT, TOP_NUMS };
+
+static void top_numbers(const struct cpu_top *t, int i, long long *sum, char v[TOP_NUMS][32])
+{
+    const struct cpu_top_row *row = &t->rows[i];
+    *sum += row->own;
+    fmt_ns(v[TOP_FLAT], sizeof v[0], row->own_ns);
+    snprintf(v[TOP_FLAT_PCT], sizeof v[0], "%.1f%%", pct(row->own, t->samples));
+    snprintf(v[TOP_SUM_PCT], sizeof v[0], "%.1f%%", pct(*sum, t->samples));
+    fmt_ns(v[TOP_CUM], sizeof v[0], row->total_ns);
+    snprintf(v[TOP_CUM_PCT], sizeof v[0], "%.1f%%", pct(row->total, t->samples));
+}
+
 int cpu_top_text(const struct cpu_top *t, int width, struct text_lines *out)
 {
     if (header_line(t, out) < 0) return -ENOMEM;
-    int modmax = 6;
-    for (int i = 0; i < t->n; i++)
+    static const char *const head[TOP_NUMS] = {"flat", "flat%", "sum%", "cum", "cum%"};
+    /* Each column as wide as its widest cell (at least what a live table usually needs, so that it does not
+     * shift at every refresh); the function column as wide as the longest name when nothing clips it. */
+    int w[TOP_NUMS] = {7, 6, 6, 7, 6}, modmax = 6, namemax = 8;
+    long long sum = 0;
+    for (int i = 0; i < t->n; i++) {
+        char v[TOP_NUMS][32];
+        top_numbers(t, i, &sum, v);
+        for (int c = 0; c < TOP_NUMS; c++)
+            if ((int)strlen(v[c]) > w[c]) w[c] = (int)strlen(v[c]);
         if (t->rows[i].module && (int)strlen(t->rows[i].module) > modmax) modmax = (int)strlen(t->rows[i].module);
-    int fnw, modw;
-    name_widths(width, 6 + 1 + 7 + 1 + 8 + 1 + 9 + 2, modmax, &fnw, &modw);
-    char *fh = cell("Function", fnw), *mh = cell("Module", modw);
-    int rc = fh && mh ? text_lines_add(out, "%6s %7s %8s %9s  %s  %s", "%Own", "%Total", "OwnTime", "TotalTime", fh, mh)
+        char *shown = cell(t->rows[i].name, 0);
+        if (!shown) return -ENOMEM;
+        if (text_cols(shown) > namemax) namemax = text_cols(shown);
+        free(shown);
+    }
+    int fixed = 2, fnw, modw;
+    for (int c = 0; c < TOP_NUMS; c++) fixed += w[c] + (c ? 1 : 0);
+    name_widths(width, fixed, modmax, &fnw, &modw);
+    if (width <= 0) fnw = namemax;
+    char *fh = cell("function", fnw), *mh = cell("module", modw);
+    int rc = fh && mh ? text_lines_add(out, "%*s %*s %*s %*s %*s  %s  %s", w[0], head[0], w[1], head[1], w[2], head[2],
+                                       w[3], head[3], w[4], head[4], fh, mh)
                       : -ENOMEM;
     free(fh);
     free(mh);
+    sum = 0;
     for (int i = 0; i < t->n && rc == 0; i++) {
         const struct cpu_top_row *row = &t->rows[i];
-        char po[16], pt[16], to[32], tt[32];
-        snprintf(po, sizeof po, "%.1f%%", pct(row->own, t->samples));
-        snprintf(pt, sizeof pt, "%.1f%%", pct(row->total, t->samples));
-        fmt_ns(to, sizeof to, row->own_ns);
-        fmt_ns(tt, sizeof tt, row->total_ns);
+        char v[TOP_NUMS][32];
+        top_numbers(t, i, &sum, v);
         char *fn = cell(row->name, fnw), *mod = cell(row->module ? row->module : "-", modw);
-        rc = fn && mod ? text_lines_add(out, "%6s %7s %8s %9s  %s  %s", po, pt, to, tt, fn, mod) : -ENOMEM;
+        rc = fn && mod ? text_lines_add(out, "%*s %*s %*s %*s %*s  %s  %s", w[0], v[0], w[1], v[1], w[2], v[2], w[3],
+                                        v[3], w[4], v[4], fn, mod)
+                       : -ENOMEM;
         free(fn);
         free(mod);
     }

@@ -70,8 +70,10 @@ int cpu_top_build(const struct cpu_report *r, const struct cpu_top_opts *o, stru
 void cpu_top_free(struct cpu_top *t);
 
 /* The table as text lines: a header (pid, samples, duration, rate, method and why, lost samples, the target's
- * cost when known, the thread filtered on), a column header, then %Own %Total OwnTime TotalTime Function Module.
- * width > 0 clips the function and module columns to fit that many columns; 0 leaves lines unclipped. Every
+ * cost when known, the thread filtered on), a column header, then the columns of `go tool pprof -top`: flat (own
+ * time), flat%, sum% (of flat, down to this row), cum (total time), cum%, then function and module. Every column
+ * starts at the same place on every line. width > 0 clips the function and module columns to fit that many
+ * columns; 0 leaves lines unclipped (the function column as wide as the longest name). Every
  * untrusted string is sanitized for a terminal. Row i of t is always line 2 + i (after the header and the column
  * header); a last line "(N more functions)" follows when the limit cut rows, "(no samples)" when there were none.
  * Returns 0 or -ENOMEM. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json_util.h"
+#include "util/text.h"
 
 static void add_bytes_or_null(cJSON *o, const char *name, long long v)
 {
@@ -125,7 +126,10 @@ static cJSON *general_json(const struct proc_info *pi)
         cJSON_AddStringToObject(l, "soft", g->limits[i].soft);
         cJSON_AddStringToObject(l, "hard", g->limits[i].hard);
         cJSON_AddStringToObject(l, "units", g->limits[i].units);
-        cJSON_AddItemToObject(limits, g->limits[i].name, l);
+        char key[64]; /* the kernel's label, "Max open files", as max_open_files */
+        text_snake_key(g->limits[i].name, key, sizeof key);
+        if (!cJSON_GetObjectItemCaseSensitive(limits, key)) cJSON_AddItemToObject(limits, key, l);
+        else cJSON_Delete(l);
     }
     return o;
 }

@@ -1,5 +1,6 @@
 #include "rt_text.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,7 +167,7 @@ int rt_text_fields(const struct rt_fields *fs, struct text_lines *out)
         }
         char value[256];
         value_text(f, value, sizeof value);
-        add_clean(out, "  %-22s %s", f->key, value);
+        add_clean(out, "  %-22s %s", f->label, value);
     }
     return 0;
 }
@@ -248,6 +249,13 @@ int rt_text_heap(const struct heap_view *v, int limit, int with_stacks, struct t
 
 /* ---- profiles and files ---- */
 
+static int utf8_cols(const char *s) /* one column per code point of sanitized text */
+{
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
 int rt_text_profile(const struct rt_profile *p, int limit, struct text_lines *out)
 {
     add_clean(out, "CPU profile from %s: %.1f s%s%s", p->provider, p->seconds, p->saved_path ? ", saved as " : "",
@@ -260,23 +268,53 @@ int rt_text_profile(const struct rt_profile *p, int limit, struct text_lines *ou
     }
     if (!strcmp(p->format, "pprof") && p->saved_path) add_clean(out, "(go tool pprof -top %s)", p->saved_path);
     text_lines_add(out, "%s", "");
-    text_lines_add(out, "%12s %7s %12s %7s  %s", "flat", "flat%", "cum", "cum%", "function");
     int n = limit > 0 && limit < p->n ? limit : p->n;
     int ns = !strcmp(p->unit, "nanoseconds");
-    for (int i = 0; i < n; i++) {
+    double tot = p->total > 0 ? (double)p->total : 1;
+    /* As `go tool pprof -top`: flat, flat%, sum%, cum, cum%, the function (and its file); each column as wide as
+     * its widest cell, so that every one starts at the same place on every line. */
+    static const char *const head[5] = {"flat", "flat%", "sum%", "cum", "cum%"};
+    int w[5] = {10, 7, 7, 10, 7}, fw = 8;
+    char(*cells)[5][32] = calloc((size_t)(n ? n : 1), sizeof *cells);
+    char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+    int rc = cells && names ? 0 : -ENOMEM;
+    long long sum = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
         const struct rt_profile_row *r = &p->rows[i];
-        char flat[32], cum[32];
+        char *c[5] = {cells[i][0], cells[i][1], cells[i][2], cells[i][3], cells[i][4]};
+        sum += r->flat;
         if (ns) {
-            snprintf(flat, sizeof flat, "%.2fs", (double)r->flat / 1e9);
-            snprintf(cum, sizeof cum, "%.2fs", (double)r->cum / 1e9);
+            snprintf(c[0], 32, "%.2fs", (double)r->flat / 1e9);
+            snprintf(c[3], 32, "%.2fs", (double)r->cum / 1e9);
         } else {
-            snprintf(flat, sizeof flat, "%lld", r->flat);
-            snprintf(cum, sizeof cum, "%lld", r->cum);
+            snprintf(c[0], 32, "%lld", r->flat);
+            snprintf(c[3], 32, "%lld", r->cum);
         }
-        double tot = p->total > 0 ? (double)p->total : 1;
-        add_clean(out, "%12s %6.2f%% %12s %6.2f%%  %s%s%s", flat, 100.0 * (double)r->flat / tot, cum,
-                  100.0 * (double)r->cum / tot, or_dash(r->function), r->file ? "  " : "", r->file ? r->file : "");
+        snprintf(c[1], 32, "%.2f%%", 100.0 * (double)r->flat / tot);
+        snprintf(c[2], 32, "%.2f%%", 100.0 * (double)sum / tot);
+        snprintf(c[4], 32, "%.2f%%", 100.0 * (double)r->cum / tot);
+        for (int k = 0; k < 5; k++)
+            if ((int)strlen(c[k]) > w[k]) w[k] = (int)strlen(c[k]);
+        const char *fn = or_dash(r->function);
+        size_t len = strlen(fn);
+        if (!(names[i] = malloc(len + 1))) rc = -ENOMEM;
+        else text_sanitize_display(names[i], len + 1, fn, len);
+        if (rc == 0 && utf8_cols(names[i]) > fw) fw = utf8_cols(names[i]);
     }
+    if (rc == 0) {
+        text_lines_add(out, "%*s %*s %*s %*s %*s  %s", w[0], head[0], w[1], head[1], w[2], head[2], w[3], head[3], w[4],
+                       head[4], "function");
+        for (int i = 0; i < n; i++) {
+            const struct rt_profile_row *r = &p->rows[i];
+            add_clean(out, "%*s %*s %*s %*s %*s  %s%*s%s%s", w[0], cells[i][0], w[1], cells[i][1], w[2], cells[i][2],
+                      w[3], cells[i][3], w[4], cells[i][4], names[i], r->file ? fw - utf8_cols(names[i]) : 0, "",
+                      r->file ? "  " : "", r->file ? r->file : "");
+        }
+    }
+    for (int i = 0; i < n && names; i++) free(names[i]);
+    free(names);
+    free(cells);
+    if (rc < 0) return rc;
     if (n < p->n) text_lines_add(out, "(%d more functions)", p->n - n);
     return 0;
 }

@@ -159,3 +159,29 @@ int text_parse_seconds(const char *s, double *out)
     *out = v;
     return 0;
 }
+
+static size_t put_str(char *out, size_t n, size_t o, const char *s)
+{
+    while (*s && o + 1 < n) out[o++] = *s++;
+    return o;
+}
+
+void text_snake_key(const char *label, char *out, size_t n)
+{
+    size_t o = 0;
+    int gap = 0;
+    for (const unsigned char *p = (const unsigned char *)label; *p; p++) {
+        char c[2] = {(char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p), 0};
+        if (!((c[0] >= 'a' && c[0] <= 'z') || (c[0] >= '0' && c[0] <= '9'))) {
+            gap = 1;
+            continue;
+        }
+        if (o == 0 && c[0] <= '9') o = put_str(out, n, o, "field_");
+        else if (gap && o > 0) o = put_str(out, n, o, "_");
+        gap = 0;
+        o = put_str(out, n, o, c);
+    }
+    if (o == 0) o = put_str(out, n, o, "field");
+    while (o > 0 && out[o - 1] == '_') o--; /* cut short after a '_' */
+    out[o] = '\0';
+}

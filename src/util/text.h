@@ -25,6 +25,11 @@ void text_format_bytes(char *buf, size_t n, long long bytes);
 void text_format_kib_scaled(char *buf, size_t bufsz, unsigned long long kib);
 
 /* Parses a strictly decimal unsigned integer; returns 0 on success, -1 on anything else. */
+/* A label as a JSON key, into out (n > 1): lower case; every run of characters other than a-z and 0-9 becomes one
+ * '_', none at either end; "field" leads a key that would start with a digit or be empty. "OS threads" ->
+ * "os_threads", "GOMAXPROCS" -> "gomaxprocs", "garbage-first-heap.used" -> "garbage_first_heap_used". */
+void text_snake_key(const char *label, char *out, size_t n);
+
 int text_parse_u64(const char *s, unsigned long long *out);
 
 /* The kernel's ceiling for pid_max (PID_MAX_LIMIT on 64-bit): no process or thread id is larger. */

@@ -31,17 +31,18 @@ check "the agent's socket is 0600 in a 0700 directory" bash -c "
 check "memstats: the allocator's view (mallinfo2, malloc_info) from the agent, in bytes" json_eval "$TMP/mem.json" "
     last['runtime']['provider'] == 'agent' and
     last['runtime']['sections']['malloc']['allocator'].startswith('glibc-') and
-    last['runtime']['sections']['malloc']['in-use'] > 4 << 20 and
+    last['runtime']['sections']['malloc']['in_use'] > 4 << 20 and
     last['runtime']['sections']['malloc']['arenas'] >= 1 and
-    last['runtime']['sections']['malloc']['heap-system'] >= last['runtime']['sections']['malloc']['free'] and
-    last['runtime']['units']['in-use'] == 'bytes' and last['runtime']['units']['free-chunks'] == 'count'"
+    last['runtime']['sections']['malloc']['heap_system'] >= last['runtime']['sections']['malloc']['free'] and
+    last['runtime']['units']['in_use'] == 'bytes' and last['runtime']['units']['free_chunks'] == 'count'"
+check "memstats: every JSON key is snake_case" json_eval "$TMP/mem.json" "not bad_keys(last)"
 check "memstats: the agent's own counts and rates, its sampling interval" json_eval "$TMP/mem.json" "
     last['runtime']['sections']['agent']['mallocs'] > 1000 and
     last['runtime']['sections']['agent']['frees'] > 1000 and
-    last['runtime']['sections']['agent']['mallocs-per-second'] > 1000 and
+    last['runtime']['sections']['agent']['mallocs_per_second'] > 1000 and
     last['runtime']['sections']['agent']['interval'] == 32768 and
-    last['runtime']['sections']['agent']['heap-profile'] is True and
-    0 < last['runtime']['sections']['agent']['table-bytes'] <= last['runtime']['sections']['agent']['table-cap']"
+    last['runtime']['sections']['agent']['heap_profile'] is True and
+    0 < last['runtime']['sections']['agent']['table_bytes'] <= last['runtime']['sections']['agent']['table_cap']"
 
 # ---- two snapshots around a known leak ----
 "$DIAGTOP" heap --json "$L" >"$TMP/h1.json" 2>"$TMP/h1.err"

@@ -48,9 +48,9 @@ wait_line capped '^leaked ' 60 || fail "no burst"
 "$DIAGTOP" memstats --json "$C" >"$TMP/cap.json"
 check "DIAGTOP_AGENT_MAX_MB=1: 128 MiB sampled every 4 KiB (32768 samples) fill the cap: samples dropped, counted" \
     json_eval "$TMP/cap.json" "
-    last['runtime']['sections']['agent']['samples-dropped'] > 0 and
-    last['runtime']['sections']['agent']['table-cap'] == 1 << 20 and
-    0 < last['runtime']['sections']['agent']['table-bytes'] <= 1 << 20"
+    last['runtime']['sections']['agent']['samples_dropped'] > 0 and
+    last['runtime']['sections']['agent']['table_cap'] == 1 << 20 and
+    0 < last['runtime']['sections']['agent']['table_bytes'] <= 1 << 20"
 check "... the program went on allocating (its burst is done)" bash -c "kill -0 $C && grep -q '^leaked 1342' '$TMP/capped.out'"
 "$DIAGTOP" heap --json "$C" >"$TMP/caph.json"
 check "... and its heap profile still names the leak (what fits is kept)" json_eval "$TMP/caph.json" "

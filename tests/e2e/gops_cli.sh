@@ -33,23 +33,28 @@ check "stack text: from gops, with the goroutines" bash -c "grep -q 'from gops' 
 check "memstats: the runtime's section from gops with exact bytes (16 MiB retained at least)" \
     json_eval "$TMP/mem.json" "
     last['runtime']['provider'] == 'gops' and
-    last['runtime']['sections']['memstats']['heap-alloc'] >= 16 << 20 and
-    last['runtime']['units']['heap-alloc'] == 'bytes' and last['runtime']['units']['mallocs'] == 'count' and
-    last['runtime']['units']['gc-pause-total'] == 'nanoseconds' and
-    last['runtime']['units']['gc-cpu-fraction'] == 'ratio' and
-    last['runtime']['sections']['memstats']['enable-gc'] is True and
-    last['runtime']['sections']['memstats']['next-gc'] > 0 and
+    last['runtime']['sections']['memstats']['heap_alloc'] >= 16 << 20 and
+    last['runtime']['units']['heap_alloc'] == 'bytes' and last['runtime']['units']['mallocs'] == 'count' and
+    last['runtime']['units']['gc_pause_total'] == 'nanoseconds' and
+    last['runtime']['units']['gc_cpu_fraction'] == 'ratio' and
+    last['runtime']['sections']['memstats']['enable_gc'] is True and
+    last['runtime']['sections']['memstats']['next_gc'] > 0 and
     len(last['runtime']['sections']['memstats']) == 31"
 check "memstats: stats and version in section runtime" json_eval "$TMP/mem.json" "
     last['runtime']['sections']['runtime']['goroutines'] >= 4 and
-    last['runtime']['sections']['runtime']['OS threads'] >= 1 and
-    last['runtime']['sections']['runtime']['GOMAXPROCS'] >= 1 and
+    last['runtime']['sections']['runtime']['os_threads'] >= 1 and
+    last['runtime']['sections']['runtime']['gomaxprocs'] >= 1 and
     last['runtime']['sections']['runtime']['version'].startswith('go1.')"
+check "memstats: every JSON key is snake_case (gops' labels such as 'OS threads' are keys os_threads)" \
+    json_eval "$TMP/mem.json" "not bad_keys(last)"
+"$DIAGTOP" memstats "$G" >"$TMP/mem.txt"
+check "memstats text: gops' own labels" bash -c "grep -Eq '^  OS threads +[0-9]' '$TMP/mem.txt' &&
+    grep -Eq '^  heap-alloc ' '$TMP/mem.txt'"
 "$DIAGTOP" memstats --json "$OLD" >"$TMP/old.json"
 check "memstats: an old agent's stack-mspan-inuse is mspan-in-use; no buck-hash-sys" json_eval "$TMP/old.json" "
-    last['runtime']['sections']['memstats']['mspan-in-use'] > 0 and
-    'stack-mspan-inuse' not in last['runtime']['sections']['memstats'] and
-    'buck-hash-sys' not in last['runtime']['sections']['memstats']"
+    last['runtime']['sections']['memstats']['mspan_in_use'] > 0 and
+    'stack_mspan_inuse' not in last['runtime']['sections']['memstats'] and
+    'buck_hash_sys' not in last['runtime']['sections']['memstats']"
 
 # ---- gc, setgc ----
 "$DIAGTOP" gc --json "$G" >"$TMP/gc.json"
@@ -126,6 +131,8 @@ PY
 "$DIAGTOP" profile "$G" >"$TMP/cpu.txt" 2>&1
 check "profile text: names burnLeaf and the saved file" bash -c "grep -q main.burnLeaf '$TMP/cpu.txt' &&
     grep -q 'cpu.gopsy.$G' '$TMP/cpu.txt'"
+check "profile text: pprof -top's columns (flat flat% sum% cum cum% function file), lined up on every row" \
+    profile_aligned "$TMP/cpu.txt"
 check "each profile is a file of its own" bash -c "[ \$(ls '$TMP/out'/cpu.gopsy.$G.* | wc -l) = 2 ]"
 check "no partial files left" bash -c "! ls -a '$TMP/out' | grep -q partial"
 
@@ -135,7 +142,7 @@ for addr in "[::1]:0" ":0"; do
     wait_ready "gopsy-$addr" || fail "gopsy -listen $addr did not start"
     "$DIAGTOP" memstats --json "$A" >"$TMP/mem-addr.json" 2>"$TMP/mem-addr.err"
     check "an agent listening on $addr: memstats from gops" json_eval "$TMP/mem-addr.json" "
-        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap-alloc'] > 0"
+        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap_alloc'] > 0"
     check "an agent listening on $addr: RUNTIME go*" bash -c "
         '$DIAGTOP' -b -n 1 -p $A | grep -qE '^ *$A .* go\\* '"
     stop_pid "$A"
@@ -155,7 +162,7 @@ if unshare -n true 2>/dev/null; then
     check "another network namespace: it is not ours" test "$(readlink /proc/$N/ns/net)" != "$(readlink /proc/self/ns/net)"
     "$DIAGTOP" memstats --json "$N" >"$TMP/mem-netns.json" 2>"$TMP/mem-netns.err"
     check "another network namespace: memstats from its gops agent" json_eval "$TMP/mem-netns.json" "
-        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap-alloc'] > 0"
+        last['runtime']['provider'] == 'gops' and last['runtime']['sections']['memstats']['heap_alloc'] > 0"
     "$DIAGTOP" stack "$N" >"$TMP/stack-netns.txt" 2>&1
     check "another network namespace: goroutines from gops" grep -q 'main.parkedReceive' "$TMP/stack-netns.txt"
     stop_pid "$N"

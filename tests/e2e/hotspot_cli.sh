@@ -46,12 +46,14 @@ check "the attach trigger is gone (cwd and /tmp), the socket is the JVM's" bash 
 
 "$DIAGTOP" memstats --json "$J" >"$TMP/mem.json"
 check "memstats: the runtime's heap figures in bytes, and its version" json_eval "$TMP/mem.json" "
-    last['runtime']['provider'] == 'hotspot' and last['runtime']['sections']['heap']['heap-used'] > 0 and
-    last['runtime']['units']['heap-used'] == 'bytes' and
-    last['runtime']['sections']['heap']['heap-committed'] >= last['runtime']['sections']['heap']['heap-used'] and
+    last['runtime']['provider'] == 'hotspot' and last['runtime']['sections']['heap']['heap_used'] > 0 and
+    last['runtime']['units']['heap_used'] == 'bytes' and
+    last['runtime']['sections']['heap']['heap_committed'] >= last['runtime']['sections']['heap']['heap_used'] and
     last['runtime']['sections']['heap']['collector'] == 'G1' and
-    last['runtime']['sections']['heap']['metaspace.used'] > 0 and
+    last['runtime']['sections']['heap']['metaspace_used'] > 0 and
     last['runtime']['sections']['runtime']['jdk'].startswith('17')"
+check "memstats: every JSON key is snake_case (heap space figures too: garbage_first_heap_used)" \
+    json_eval "$TMP/mem.json" "not bad_keys(last) and last['runtime']['sections']['heap']['garbage_first_heap_used'] > 0"
 
 "$DIAGTOP" gc --json "$J" >"$TMP/gc.json"
 check "gc: heap in use before and after" json_eval "$TMP/gc.json" "

@@ -38,6 +38,10 @@ check "threads: main and helper, named" json_eval "$TMP/info.json" "
 check "environment: known value shown, secret masked and listed" json_eval "$TMP/info.json" "
     last['environment']['KNOWN_VAR'] == 'hello' and last['environment']['SECRET_TOKEN'] is None and
     'SECRET_TOKEN' in last['environment_masked']"
+check "every key is snake_case (the kernel's limits too), but the environment's names, which are data" \
+    json_eval "$TMP/info.json" "
+    not bad_keys({k: v for k, v in last.items() if k != 'environment'}) and
+    last['general']['limits']['max_open_files']['soft'] != ''"
 "$DIAGTOP" info --json --show-secrets --section env "$D" >"$TMP/secrets.json"
 check "--show-secrets shows it, --section limits the document" json_eval "$TMP/secrets.json" "
     last['environment']['SECRET_TOKEN'] == 's3cr3t' and 'memory' not in last and 'fds' not in last"

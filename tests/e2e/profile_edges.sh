@@ -191,7 +191,7 @@ sys.exit(0 if ok else 1)
 PY
 "$DIAGTOP" profile --method ptrace -d 1 "$S" >"$TMP/stripped.txt" 2>&1
 check "stripped, ptrace, text: the top row is stripme-stripped+0x... in [stripme-stripped]" \
-    bash -c "grep -A1 -E '^ +%Own' '$TMP/stripped.txt' | tail -1 | grep -Eq ' stripme-stripped\+0x[0-9a-f]+ +stripme-stripped\$'"
+    bash -c "grep -A1 -E '^ +flat +flat%' '$TMP/stripped.txt' | tail -1 | grep -Eq ' stripme-stripped\+0x[0-9a-f]+ +stripme-stripped\$'"
 check "stripped: the target runs on, untraced" running_untraced "$S"
 stop_pid "$S"
 
@@ -236,7 +236,7 @@ PY
 done
 "$DIAGTOP" profile -d 1 "$J" >"$TMP/jit.txt" 2>&1
 check "JIT, text: the top row is the bare address in the mapping, module '-'" \
-    bash -c "grep -A1 -E '^ +%Own' '$TMP/jit.txt' | tail -1 | grep -Eq ' ${JIT%???}[0-9a-f]{3} +-\$'"
+    bash -c "grep -A1 -E '^ +flat +flat%' '$TMP/jit.txt' | tail -1 | grep -Eq ' ${JIT%???}[0-9a-f]{3} +-\$'"
 stop_pid "$J"
 
 # ---- 4. the main thread exits, another runs on ----

@@ -43,6 +43,8 @@ check "ptrace: detached afterwards, running" bash -c "
 "$DIAGTOP" profile --method ptrace -d 1 "$P" >"$TMP/ptrace.txt" 2>&1
 check "--method ptrace: the text table names the method and the hot function" \
     grep -Eq 'ptrace.*|burn_direct' "$TMP/ptrace.txt"
+check "text: pprof -top's columns (flat flat% sum% cum cum% function module), lined up on every row" \
+    profile_aligned "$TMP/ptrace.txt"
 
 "$DIAGTOP" profile -f pprof -o "$TMP/cpu.pb.gz" -d 3 "$P" 2>"$TMP/pprof.err"
 check "pprof: written 0600" test "$(stat -c %a "$TMP/cpu.pb.gz")" = 600

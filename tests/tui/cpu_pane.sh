@@ -10,7 +10,8 @@ tui_start 150 45 "$DIAGTOP -d 1 -p $P"
 tui_wait "^ *$P " || fail "no row"
 tui_keys C
 check "C: a live profile by diagtop's sampler, the method named" tui_wait "CPU profile of $P \(hotspots\), diagtop's sampler \((perf|ptrace)\), live" 10
-check "C: the hot functions appear with own and total percentages" tui_wait '^ +[0-9.]+% +[0-9.]+% .* burn_direct ' 10
+check "C: the hot functions appear with own and total time and percentages (pprof -top's columns)" \
+    tui_wait '^ +[0-9.]+m?s +[0-9.]+% +[0-9.]+% +[0-9.]+m?s +[0-9.]+% +burn_direct ' 10
 samples() { tui_screen | sed -n 's/.*": \([0-9]*\) samples in.*/\1/p' | head -1; }
 A=$(samples); sleep 2.5; B=$(samples)
 check "C: the numbers follow the sampling (samples grow: $A then $B)" test "${B:-0}" -gt "${A:-0}"
@@ -18,7 +19,7 @@ tui_keys Enter
 check "Enter on the first row: its callers and callees" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait '^Callers:' && tui_wait 'burn_round'"
 tui_keys Escape
-check "Esc in the callers view goes back to the table (the pane stays)" tui_wait '%Own +%Total'
+check "Esc in the callers view goes back to the table (the pane stays)" tui_wait 'flat +flat% +sum% +cum +cum%'
 tui_keys t
 check "t: one thread only" tui_wait 'thread [0-9]+ only'
 tui_keys t F

@@ -43,22 +43,22 @@ static void test_memstats(void)
     struct rt_fields fs = {0};
     char err[256];
     CHECK_INT(agent_parse_memstats(&r, &fs, err, sizeof err), 0);
-    const struct rt_field *f = rt_fields_find(&fs, "in-use");
+    const struct rt_field *f = rt_fields_find(&fs, "in_use");
     CHECK(f && f->unit == RT_BYTES && f->u == 8700992 && !strcmp(f->section, "malloc"));
     f = rt_fields_find(&fs, "allocator");
     CHECK(f && f->unit == RT_TEXT && !strcmp(f->text, "glibc-2.36"));
-    f = rt_fields_find(&fs, "free-chunks");
+    f = rt_fields_find(&fs, "free_chunks");
     CHECK(f && f->unit == RT_COUNT && f->u == 1346);
     f = rt_fields_find(&fs, "uptime"); /* _ns is the unit's */
     CHECK(f && f->unit == RT_NANOSECONDS && f->u == 594041000 && !strcmp(f->section, "agent"));
-    f = rt_fields_find(&fs, "mallocs-per-second");
+    f = rt_fields_find(&fs, "mallocs_per_second");
     CHECK(f && f->is_double && f->d > 144761.4 && f->d < 144761.6);
-    f = rt_fields_find(&fs, "heap-profile");
+    f = rt_fields_find(&fs, "heap_profile");
     CHECK(f && f->unit == RT_BOOL && f->u == 1);
     f = rt_fields_find(&fs, "interval");
     CHECK(f && f->unit == RT_BYTES && f->u == 32768 && !strcmp(f->section, "agent"));
     CHECK(rt_fields_find(&fs, "rss") == NULL); /* the kernel's section has it */
-    f = rt_fields_find(&fs, "future-field");    /* not a number: kept as the agent wrote it */
+    f = rt_fields_find(&fs, "future_field");    /* not a number: kept as the agent wrote it */
     CHECK(f && f->unit == RT_TEXT && !strcmp(f->text, "-1"));
     rt_fields_free(&fs);
     agent_reply_free(&r);

@@ -248,7 +248,7 @@ static void top_filters_one_thread(void)
     CHECK_INT(cpu_top_text(&t, 0, &tl), 0);
     CHECK_STR(tl.lines[0], "PID 4242 \"app\": 100 samples in 1.00 s at 100 Hz (perf), 3 lost, target slowed by 0.4%; "
                            "thread 101 \"worker\": 25 samples");
-    CHECK_STR(tl.lines[2], " 80.0%   80.0%    200ms     200ms  inl_helper  app");
+    CHECK_STR(tl.lines[2], "  200ms  80.0%  80.0%   200ms  80.0%  inl_helper      app");
     text_lines_free(&tl);
     cpu_top_free(&t);
     cpu_report_free(&r);
@@ -269,20 +269,23 @@ static void top_text_is_sanitized_and_fits(void)
     CHECK_INT(tl.n, 15);
     CHECK_STR(tl.lines[0], "PID 4242 \"app\": 100 samples in 1.00 s at 100 Hz (ptrace: perf_event_open refused: "
                            "?[31mEACCES), 3 lost");
-    CHECK_STR(tl.lines[1], "  %Own  %Total  OwnTime TotalTime  Function  Module");
-    CHECK_STR(tl.lines[2], " 50.0%   50.0%    500ms     500ms  hot  app");
-    CHECK_STR(tl.lines[5], "  5.0%    5.0%     50ms      50ms  0xdead000  -");
-    CHECK_STR(tl.lines[6], "  5.0%    5.0%     50ms      50ms  " HOSTILE_SHOWN "  " HOSTILE_MOD);
-    CHECK_STR(tl.lines[7], "  0.0%   75.0%        0     750ms  main  app");
+    /* pprof -top's columns, each starting at the same place on every line */
+    CHECK_STR(tl.lines[1], "   flat  flat%   sum%     cum   cum%  function         module");
+    CHECK_STR(tl.lines[2], "  500ms  50.0%  50.0%   500ms  50.0%  hot              app");
+    CHECK_STR(tl.lines[5], "   50ms   5.0%  95.0%    50ms   5.0%  0xdead000        -");
+    CHECK_STR(tl.lines[6], "   50ms   5.0% 100.0%    50ms   5.0%  " HOSTILE_SHOWN "  " HOSTILE_MOD);
+    CHECK_STR(tl.lines[7], "      0   0.0% 100.0%   750ms  75.0%  main             app");
+    for (size_t i = 2; i < 2 + (size_t)t.n; i++) CHECK_INT(cols(tl.lines[i]) - cols(strrchr(tl.lines[i], ' ')),
+                                                          cols(tl.lines[1]) - cols(strrchr(tl.lines[1], ' ')));
     CHECK(!has_byte(&tl, '\033'));
     CHECK(!has_byte(&tl, '\007'));
     text_lines_free(&tl);
 
-    /* 60 columns: 35 of numbers, the module column as wide as the longest module (9), the function the rest */
-    CHECK_INT(cpu_top_text(&t, 60, &tl), 0);
-    for (size_t i = 1; i < tl.n; i++) CHECK_INT(cols(tl.lines[i]), 60);
-    CHECK_STR(tl.lines[6], "  5.0%    5.0%     50ms      50ms  <&>\"evil?]0;..  lib<&>.so");
-    CHECK_STR(tl.lines[9], "  0.0%   20.0%        0     200ms  qsort           libc.so.6");
+    /* 62 columns: 36 of numbers, the module column as wide as the longest module (9), the function the rest */
+    CHECK_INT(cpu_top_text(&t, 62, &tl), 0);
+    for (size_t i = 1; i < tl.n; i++) CHECK_INT(cols(tl.lines[i]), 62);
+    CHECK_STR(tl.lines[6], "   50ms   5.0% 100.0%    50ms   5.0%  <&>\"evil?]0..  lib<&>.so");
+    CHECK_STR(tl.lines[9], "      0   0.0% 100.0%   200ms  20.0%  qsort          libc.so.6");
     text_lines_free(&tl);
     cpu_top_free(&t);
 

@@ -414,24 +414,24 @@ static void memstats_new_names(void)
     struct rt_fields fs = {0};
     CHECK_INT(gops_parse_memstats(text, n, &fs, err, sizeof err), 0);
     CHECK_INT(fs.n, 31);
-    const struct rt_field *f = field(&fs, "heap-alloc");
+    const struct rt_field *f = field(&fs, "heap_alloc");
     CHECK(f && f->unit == RT_BYTES && strcmp(f->section, "memstats") == 0);
     /* the exact integer of "16.57MB (17372744 bytes)" */
     const char *p = strstr(text, "heap-alloc: ");
     const char *open = strchr(p, '(');
     CHECK(f && f->u == strtoull(open + 1, NULL, 10));
     CHECK((f = field(&fs, "lookups")) && f->unit == RT_COUNT && f->u == 0);
-    CHECK((f = field(&fs, "mspan-in-use")) && f->unit == RT_BYTES);
-    CHECK((f = field(&fs, "buck-hash-sys")) && f->unit == RT_BYTES);
-    CHECK((f = field(&fs, "next-gc")) && f->unit == RT_BYTES && f->u > 1000000);
-    CHECK((f = field(&fs, "last-gc")) && f->unit == RT_TEXT && strstr(f->text, " UTC"));
-    CHECK((f = field(&fs, "gc-pause-total")) && f->unit == RT_NANOSECONDS && f->u > 0);
-    CHECK((f = field(&fs, "gc-pause")) && f->unit == RT_NANOSECONDS);
-    CHECK((f = field(&fs, "gc-pause-end")) && f->unit == RT_TIME && f->u > 1700000000000000000ULL);
-    CHECK((f = field(&fs, "num-gc")) && f->unit == RT_COUNT && f->u >= 1);
-    CHECK((f = field(&fs, "gc-cpu-fraction")) && f->is_double && f->d > 0 && f->d < 1);
-    CHECK((f = field(&fs, "enable-gc")) && f->unit == RT_BOOL && f->u == 1);
-    CHECK((f = field(&fs, "debug-gc")) && f->unit == RT_BOOL && f->u == 0);
+    CHECK((f = field(&fs, "mspan_in_use")) && f->unit == RT_BYTES);
+    CHECK((f = field(&fs, "buck_hash_sys")) && f->unit == RT_BYTES);
+    CHECK((f = field(&fs, "next_gc")) && f->unit == RT_BYTES && f->u > 1000000);
+    CHECK((f = field(&fs, "last_gc")) && f->unit == RT_TEXT && strstr(f->text, " UTC"));
+    CHECK((f = field(&fs, "gc_pause_total")) && f->unit == RT_NANOSECONDS && f->u > 0);
+    CHECK((f = field(&fs, "gc_pause")) && f->unit == RT_NANOSECONDS);
+    CHECK((f = field(&fs, "gc_pause_end")) && f->unit == RT_TIME && f->u > 1700000000000000000ULL);
+    CHECK((f = field(&fs, "num_gc")) && f->unit == RT_COUNT && f->u >= 1);
+    CHECK((f = field(&fs, "gc_cpu_fraction")) && f->is_double && f->d > 0 && f->d < 1);
+    CHECK((f = field(&fs, "enable_gc")) && f->unit == RT_BOOL && f->u == 1);
+    CHECK((f = field(&fs, "debug_gc")) && f->unit == RT_BOOL && f->u == 0);
     rt_fields_free(&fs);
     free(text);
 }
@@ -444,14 +444,14 @@ static void memstats_old_names(void)
     CHECK_INT(gops_parse_memstats(text, n, &fs, err, sizeof err), 0);
     CHECK_INT(fs.n, 30);
     const struct rt_field *f;
-    CHECK((f = field(&fs, "mspan-in-use")) && f->unit == RT_BYTES && f->u == 21024);
-    CHECK((f = field(&fs, "mspan-sys")) && f->u == 32544);
-    CHECK((f = field(&fs, "mcache-in-use")) && f->u == 2400);
-    CHECK((f = field(&fs, "mcache-sys")) && f->u == 15600);
-    CHECK(field(&fs, "stack-mspan-inuse") == NULL);
-    CHECK(field(&fs, "buck-hash-sys") == NULL);
-    CHECK((f = field(&fs, "debug-gc")) && f->unit == RT_BOOL && f->u == 0); /* last line, no newline */
-    CHECK((f = field(&fs, "gc-pause-total")) && f->u == 288871);            /* "288.871µs" */
+    CHECK((f = field(&fs, "mspan_in_use")) && f->unit == RT_BYTES && f->u == 21024);
+    CHECK((f = field(&fs, "mspan_sys")) && f->u == 32544);
+    CHECK((f = field(&fs, "mcache_in_use")) && f->u == 2400);
+    CHECK((f = field(&fs, "mcache_sys")) && f->u == 15600);
+    CHECK(field(&fs, "stack_mspan_inuse") == NULL);
+    CHECK(field(&fs, "buck_hash_sys") == NULL);
+    CHECK((f = field(&fs, "debug_gc")) && f->unit == RT_BOOL && f->u == 0); /* last line, no newline */
+    CHECK((f = field(&fs, "gc_pause_total")) && f->u == 288871);            /* "288.871µs" */
     rt_fields_free(&fs);
     free(text);
 }
@@ -480,22 +480,51 @@ static void memstats_value_forms(void)
     const struct rt_field *f;
     CHECK((f = field(&fs, "alloc")) && f->unit == RT_BYTES && f->u == 123); /* the first of two wins */
     CHECK((f = field(&fs, "sys")) && f->u == 1125899906842624ULL);
-    CHECK((f = field(&fs, "heap-sys")) && f->unit == RT_BYTES && f->u == 18446744073709551615ULL);
-    CHECK((f = field(&fs, "heap-idle")) && f->unit == RT_TEXT); /* 2^64 does not fit: kept as written */
-    CHECK((f = field(&fs, "next-gc")) && f->unit == RT_BYTES && f->u == 4194304);
-    CHECK((f = field(&fs, "last-gc")) && f->unit == RT_TEXT && strcmp(f->text, "-") == 0);
-    CHECK((f = field(&fs, "gc-pause-total")) && f->unit == RT_NANOSECONDS && f->u == 3723000000004ULL);
-    CHECK((f = field(&fs, "gc-cpu-fraction")) && f->is_double && f->d > 6.89e-05 && f->d < 6.91e-05);
-    CHECK((f = field(&fs, "enable-gc")) && f->unit == RT_TEXT && strcmp(f->text, "maybe") == 0);
+    CHECK((f = field(&fs, "heap_sys")) && f->unit == RT_BYTES && f->u == 18446744073709551615ULL);
+    CHECK((f = field(&fs, "heap_idle")) && f->unit == RT_TEXT); /* 2^64 does not fit: kept as written */
+    CHECK((f = field(&fs, "next_gc")) && f->unit == RT_BYTES && f->u == 4194304);
+    CHECK((f = field(&fs, "last_gc")) && f->unit == RT_TEXT && strcmp(f->text, "-") == 0);
+    CHECK((f = field(&fs, "gc_pause_total")) && f->unit == RT_NANOSECONDS && f->u == 3723000000004ULL);
+    CHECK((f = field(&fs, "gc_cpu_fraction")) && f->is_double && f->d > 6.89e-05 && f->d < 6.91e-05);
+    CHECK((f = field(&fs, "enable_gc")) && f->unit == RT_TEXT && strcmp(f->text, "maybe") == 0);
     CHECK((f = field(&fs, "mallocs")) && f->unit == RT_TEXT);
-    CHECK((f = field(&fs, "future-field")) && f->unit == RT_BYTES && f->u == 2048);
-    CHECK((f = field(&fs, "another one")) && f->unit == RT_COUNT && f->u == 42);
-    CHECK((f = field(&fs, "heap-objects")) && f->unit == RT_COUNT && f->u == 7);
-    for (int i = 0; i < fs.n; i++) CHECK(strchr(fs.f[i].key, '\x1b') == NULL);
+    CHECK((f = field(&fs, "future_field")) && f->unit == RT_BYTES && f->u == 2048);
+    CHECK((f = field(&fs, "another_one")) && f->unit == RT_COUNT && f->u == 42 && !strcmp(f->label, "another one"));
+    CHECK((f = field(&fs, "heap_objects")) && f->unit == RT_COUNT && f->u == 7);
+    for (int i = 0; i < fs.n; i++) CHECK(strchr(fs.f[i].key, '\x1b') == NULL && strchr(fs.f[i].label, '\x1b') == NULL);
     rt_fields_free(&fs);
     const char junk[] = "\x00\xffnot\x1b[2Jwhat you asked for\x00";
     CHECK_INT(gops_parse_memstats(junk, sizeof junk - 1, &fs, err, sizeof err), -EBADMSG);
     CHECK_INT(fs.n, 0);
+}
+
+static int is_snake(const char *k)
+{
+    if (!(*k >= 'a' && *k <= 'z')) return 0;
+    for (; *k; k++)
+        if (!((*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') || *k == '_')) return 0;
+    return 1;
+}
+
+/* JSON keys: the snake_case of each label (text_snake_key), unique within the fields. */
+static void field_keys_are_snake_case(void)
+{
+    struct rt_fields fs = {0};
+    CHECK_INT(rt_fields_add_u64(&fs, "s", "heap-alloc", RT_BYTES, 1), 0);
+    CHECK_INT(rt_fields_add_u64(&fs, "s", "heap alloc", RT_BYTES, 2), 0);
+    CHECK_INT(rt_fields_add_u64(&fs, "s", "Heap Alloc", RT_BYTES, 3), 0);
+    CHECK(fs.n == 3 && !strcmp(fs.f[1].key, "heap_alloc_2") && !strcmp(fs.f[2].key, "heap_alloc_3"));
+    CHECK(!strcmp(fs.f[2].label, "Heap Alloc") && rt_fields_find(&fs, "heap_alloc")->u == 1);
+    rt_fields_free(&fs);
+    size_t n;
+    char *text = fixture("gops_memstats_new.txt", &n), err[256];
+    CHECK_INT(gops_parse_memstats(text, n, &fs, err, sizeof err), 0);
+    free(text);
+    text = fixture("gops_stats.txt", &n);
+    CHECK_INT(gops_parse_stats(text, n, &fs, err, sizeof err), 0);
+    for (int i = 0; i < fs.n; i++) CHECK(is_snake(fs.f[i].key));
+    rt_fields_free(&fs);
+    free(text);
 }
 
 static void go_durations(void)
@@ -533,9 +562,9 @@ static void stats_and_version(void)
     CHECK_INT(gops_parse_stats(text, n, &fs, err, sizeof err), 0);
     const struct rt_field *f;
     CHECK((f = field(&fs, "goroutines")) && f->unit == RT_COUNT && f->u == 4 && strcmp(f->section, "runtime") == 0);
-    CHECK((f = field(&fs, "OS threads")) && f->unit == RT_COUNT && f->u >= 1);
-    CHECK((f = field(&fs, "GOMAXPROCS")) && f->unit == RT_COUNT);
-    CHECK((f = field(&fs, "num CPU")) && f->unit == RT_COUNT);
+    CHECK((f = field(&fs, "os_threads")) && f->unit == RT_COUNT && f->u >= 1 && !strcmp(f->label, "OS threads"));
+    CHECK((f = field(&fs, "gomaxprocs")) && f->unit == RT_COUNT);
+    CHECK((f = field(&fs, "num_cpu")) && f->unit == RT_COUNT);
     CHECK_INT(gops_parse_version("go1.19.8\n", 9, &fs, err, sizeof err), 0);
     CHECK((f = field(&fs, "version")) && f->unit == RT_TEXT && strcmp(f->text, "go1.19.8") == 0);
     CHECK_INT(gops_parse_version("", 0, &fs, err, sizeof err), -EBADMSG);
@@ -1198,6 +1227,7 @@ int main(void)
     RUN(memstats_new_names);
     RUN(memstats_old_names);
     RUN(memstats_value_forms);
+    RUN(field_keys_are_snake_case);
     RUN(go_durations);
     RUN(stats_and_version);
     RUN(cpu_profile_of_the_go_target);

@@ -319,12 +319,13 @@ static void heap_info(const char *name, long long want_used, long long want_comm
     CHECK_INT(hotspot_parse_heap_info(t, n, fs, &used, &committed), 0);
     CHECK_INT(used, want_used);
     CHECK_INT(committed, want_committed);
-    CHECK_INT(field_u(fs, "heap-used"), want_used);
-    CHECK_INT(field_u(fs, "heap-committed"), want_committed);
+    CHECK_INT(field_u(fs, "heap_used"), want_used);
+    CHECK_INT(field_u(fs, "heap_committed"), want_committed);
     const struct rt_field *c = rt_fields_find(fs, "collector");
     CHECK(c && c->unit == RT_TEXT && !strcmp(c->text, collector));
     for (int i = 0; i < fs->n; i++) CHECK_STR(fs->f[i].section, "heap");
-    CHECK_STR(fs->f[0].key, "heap-used"); /* the sums lead */
+    CHECK_STR(fs->f[0].key, "heap_used"); /* the sums lead */
+    CHECK_STR(fs->f[0].label, "heap-used");
     free(t);
 }
 
@@ -332,20 +333,20 @@ static void heap_info_g1(void)
 {
     struct rt_fields fs;
     heap_info("hotspot_heap_info_g1.txt", 36630LL << 10, 225280LL << 10, "G1", &fs);
-    CHECK_INT(field_u(&fs, "garbage-first-heap.region-size"), 4096LL << 10);
-    CHECK_INT(field_u(&fs, "garbage-first-heap.young"), 3);
-    CHECK_INT(field_u(&fs, "garbage-first-heap.young-bytes"), 12288LL << 10);
-    CHECK_INT(field_u(&fs, "garbage-first-heap.survivors"), 1);
-    CHECK_INT(field_u(&fs, "metaspace.used"), 3847LL << 10);
-    CHECK_INT(field_u(&fs, "metaspace.committed"), 3968LL << 10);
-    CHECK_INT(field_u(&fs, "metaspace.reserved"), 1114112LL << 10);
-    CHECK_INT(field_u(&fs, "class-space.used"), 388LL << 10);
-    CHECK_INT(rt_fields_find(&fs, "garbage-first-heap.young")->unit, RT_COUNT);
-    CHECK_INT(rt_fields_find(&fs, "metaspace.used")->unit, RT_BYTES);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_region_size"), 4096LL << 10);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_young"), 3);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_young_bytes"), 12288LL << 10);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_survivors"), 1);
+    CHECK_INT(field_u(&fs, "metaspace_used"), 3847LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace_committed"), 3968LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace_reserved"), 1114112LL << 10);
+    CHECK_INT(field_u(&fs, "class_space_used"), 388LL << 10);
+    CHECK_INT(rt_fields_find(&fs, "garbage_first_heap_young")->unit, RT_COUNT);
+    CHECK_INT(rt_fields_find(&fs, "metaspace_used")->unit, RT_BYTES);
     rt_fields_free(&fs);
     heap_info("hotspot25_heap_info_g1.txt", 19686LL << 10, 393216LL << 10, "G1", &fs); /* "total reserved ..." */
-    CHECK_INT(field_u(&fs, "garbage-first-heap.reserved"), 6172672LL << 10);
-    CHECK_INT(field_u(&fs, "garbage-first-heap.region-size"), 4096LL << 10);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_reserved"), 6172672LL << 10);
+    CHECK_INT(field_u(&fs, "garbage_first_heap_region_size"), 4096LL << 10);
     rt_fields_free(&fs);
 }
 
@@ -354,24 +355,24 @@ static void heap_info_other_collectors(void)
     struct rt_fields fs;
     /* Serial and Parallel: the generations add up. */
     heap_info("hotspot_heap_info_serial.txt", 14461LL << 10, (116160LL + 258048LL) << 10, "Serial", &fs);
-    CHECK_INT(field_u(&fs, "eden-space.size"), 103296LL << 10);
-    const struct rt_field *f = rt_fields_find(&fs, "eden-space.used-ratio");
+    CHECK_INT(field_u(&fs, "eden_space_size"), 103296LL << 10);
+    const struct rt_field *f = rt_fields_find(&fs, "eden_space_used_ratio");
     CHECK(f && f->is_double && f->d > 0.139 && f->d < 0.141);
-    CHECK_INT(field_u(&fs, "tenured-generation.used"), 0);
+    CHECK_INT(field_u(&fs, "tenured_generation_used"), 0);
     rt_fields_free(&fs);
     heap_info("hotspot_heap_info_parallel.txt", 11673LL << 10, (113152LL + 258048LL) << 10, "Parallel", &fs);
-    CHECK_INT(field_u(&fs, "paroldgen.total"), 258048LL << 10);
-    CHECK_INT(field_u(&fs, "object-space.size"), 258048LL << 10);
+    CHECK_INT(field_u(&fs, "paroldgen_total"), 258048LL << 10);
+    CHECK_INT(field_u(&fs, "object_space_size"), 258048LL << 10);
     rt_fields_free(&fs);
     heap_info("hotspot_heap_info_z.txt", 42LL << 20, 378LL << 20, "Z", &fs);
-    CHECK_INT(field_u(&fs, "zheap.max-capacity"), 6028LL << 20);
+    CHECK_INT(field_u(&fs, "zheap_max_capacity"), 6028LL << 20);
     rt_fields_free(&fs);
     heap_info("hotspot_heap_info_shenandoah.txt", 14336LL << 10, 378LL << 20, "Shenandoah", &fs);
-    CHECK_INT(field_u(&fs, "shenandoah-heap.max"), 6028LL << 20);
-    CHECK_INT(field_u(&fs, "shenandoah-heap.soft-max"), 6028LL << 20);
-    CHECK_INT(field_u(&fs, "shenandoah-heap.regions"), 3014);
-    CHECK_INT(field_u(&fs, "shenandoah-heap.region-size"), 2048LL << 10);
-    CHECK_INT(field_u(&fs, "metaspace.used"), 235LL << 10);
+    CHECK_INT(field_u(&fs, "shenandoah_heap_max"), 6028LL << 20);
+    CHECK_INT(field_u(&fs, "shenandoah_heap_soft_max"), 6028LL << 20);
+    CHECK_INT(field_u(&fs, "shenandoah_heap_regions"), 3014);
+    CHECK_INT(field_u(&fs, "shenandoah_heap_region_size"), 2048LL << 10);
+    CHECK_INT(field_u(&fs, "metaspace_used"), 235LL << 10);
     rt_fields_free(&fs);
 }
 
@@ -388,7 +389,7 @@ static void heap_info_hostile(void)
     CHECK_INT(hotspot_parse_heap_info(odd, sizeof odd - 1, &fs, &used, &committed), 0);
     CHECK_INT(used, 1LL << 30); /* only "used 1G" is a figure */
     CHECK_INT(committed, -1);
-    CHECK(rt_fields_find(&fs, "heap-committed") == NULL);
+    CHECK(rt_fields_find(&fs, "heap_committed") == NULL);
     rt_fields_free(&fs);
 }
 

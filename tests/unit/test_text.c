@@ -124,6 +124,27 @@ static void case_insensitive_contains(void)
     CHECK(text_contains_nocase("x", ""));
 }
 
+/* JSON keys from labels: gops', HotSpot's, the kernel's (limits). */
+static void labels_become_snake_case_keys(void)
+{
+    static const char *const cases[][2] = {
+        {"heap-alloc", "heap_alloc"}, {"OS threads", "os_threads"}, {"GOMAXPROCS", "gomaxprocs"},
+        {"num CPU", "num_cpu"}, {"garbage-first-heap.used", "garbage_first_heap_used"},
+        {"eden-space.used-ratio", "eden_space_used_ratio"}, {"Max open files", "max_open_files"},
+        {"  --a  b--", "a_b"}, {"2nd", "field_2nd"}, {"", "field"}, {"-.-", "field"}, {"x\x1b[2Jy", "x_2jy"},
+        {"caf\xc3\xa9 latte", "caf_latte"}, {"in_use", "in_use"},
+    };
+    char key[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        text_snake_key(cases[i][0], key, sizeof key);
+        CHECK_STR(key, cases[i][1]);
+    }
+    text_snake_key("abc-def", key, 5); /* cut short: no '_' at the end */
+    CHECK_STR(key, "abc");
+    text_snake_key("9", key, 4);
+    CHECK_STR(key, "fie");
+}
+
 int main(void)
 {
     check_suite = "text";
@@ -136,5 +157,6 @@ int main(void)
     RUN(process_ids_are_strict);
     RUN(status_fields_give_pids);
     RUN(case_insensitive_contains);
+    RUN(labels_become_snake_case_keys);
     CHECK_EXIT();
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
+
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 void rt_frames_free(struct rt_frame *f, int n)
@@ -43,7 +45,25 @@ void rt_stack_free(struct rt_stack *s)
     memset(s, 0, sizeof *s);
 }
 
-static struct rt_field *field_new(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit)
+/* The label's key, made unique in fs. */
+static char *unique_key(const struct rt_fields *fs, const char *label)
+{
+    char base[128], key[140];
+    text_snake_key(label, base, sizeof base);
+    snprintf(key, sizeof key, "%s", base);
+    for (int k = 2; rt_fields_find(fs, key); k++) snprintf(key, sizeof key, "%s_%d", base, k);
+    return strdup(key);
+}
+
+static void field_strings_free(struct rt_field *f)
+{
+    free(f->section);
+    free(f->label);
+    free(f->key);
+    free(f->text);
+}
+
+static struct rt_field *field_new(struct rt_fields *fs, const char *section, const char *label, enum rt_unit unit)
 {
     if (fs->n == fs->cap) {
         int cap = fs->cap ? fs->cap * 2 : 32;
@@ -55,43 +75,42 @@ static struct rt_field *field_new(struct rt_fields *fs, const char *section, con
     struct rt_field *f = &fs->f[fs->n];
     memset(f, 0, sizeof *f);
     f->section = strdup(section ? section : "");
-    f->key = strdup(key);
+    f->label = strdup(label);
+    f->key = unique_key(fs, label);
     f->unit = unit;
-    if (!f->section || !f->key) {
-        free(f->section);
-        free(f->key);
+    if (!f->section || !f->label || !f->key) {
+        field_strings_free(f);
         return NULL;
     }
     fs->n++;
     return f;
 }
 
-int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit,
+int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *label, enum rt_unit unit,
                       unsigned long long v)
 {
-    struct rt_field *f = field_new(fs, section, key, unit);
+    struct rt_field *f = field_new(fs, section, label, unit);
     if (!f) return -ENOMEM;
     f->u = v;
     return 0;
 }
 
-int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *key, double v)
+int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *label, double v)
 {
-    struct rt_field *f = field_new(fs, section, key, RT_RATIO);
+    struct rt_field *f = field_new(fs, section, label, RT_RATIO);
     if (!f) return -ENOMEM;
     f->is_double = 1;
     f->d = v;
     return 0;
 }
 
-int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *key, const char *text)
+int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *label, const char *text)
 {
-    struct rt_field *f = field_new(fs, section, key, RT_TEXT);
+    struct rt_field *f = field_new(fs, section, label, RT_TEXT);
     if (!f) return -ENOMEM;
     if (!(f->text = strdup(text ? text : ""))) {
         fs->n--;
-        free(f->section);
-        free(f->key);
+        field_strings_free(f);
         return -ENOMEM;
     }
     return 0;
@@ -106,11 +125,7 @@ const struct rt_field *rt_fields_find(const struct rt_fields *fs, const char *ke
 
 void rt_fields_free(struct rt_fields *fs)
 {
-    for (int i = 0; i < fs->n; i++) {
-        free(fs->f[i].section);
-        free(fs->f[i].key);
-        free(fs->f[i].text);
-    }
+    for (int i = 0; i < fs->n; i++) field_strings_free(&fs->f[i]);
     free(fs->f);
     memset(fs, 0, sizeof *fs);
 }

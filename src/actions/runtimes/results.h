@@ -43,7 +43,8 @@ enum rt_unit { RT_BYTES, RT_COUNT, RT_NANOSECONDS, RT_TIME, RT_RATIO, RT_BOOL, R
 
 struct rt_field {
     char *section; /* "memstats", "runtime", "heap" */
-    char *key;     /* the runtime's own name: "heap-alloc", "GOMAXPROCS" */
+    char *label;   /* the runtime's own name, shown in text only: "heap-alloc", "OS threads" */
+    char *key;     /* stable snake_case, for JSON and lookups: text_snake_key of the label ("os_threads") */
     enum rt_unit unit;
     int is_double;
     unsigned long long u; /* exact integers (bytes, counts, ns, bools) */
@@ -57,12 +58,13 @@ struct rt_fields {
     int n, cap;
 };
 
-/* Appends a field (copies the strings). Returns 0 or -ENOMEM. */
-int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *key, enum rt_unit unit,
+/* Appends a field under the runtime's label (copies the strings); its key is text_snake_key of the label, with
+ * "_2", "_3"... when another label already gave that key, so that keys stay unique. Returns 0 or -ENOMEM. */
+int rt_fields_add_u64(struct rt_fields *fs, const char *section, const char *label, enum rt_unit unit,
                       unsigned long long v);
-int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *key, double v);
-int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *key, const char *text);
-/* The field with this key, or NULL. */
+int rt_fields_add_double(struct rt_fields *fs, const char *section, const char *label, double v);
+int rt_fields_add_text(struct rt_fields *fs, const char *section, const char *label, const char *text);
+/* The field with this (snake_case) key, or NULL. */
 const struct rt_field *rt_fields_find(const struct rt_fields *fs, const char *key);
 void rt_fields_free(struct rt_fields *fs);
 

@@ -43,7 +43,7 @@ int agent_reply_each(const struct agent_reply *r, int (*fn)(void *arg, const cha
 int agent_reply_u64(const struct agent_reply *r, const char *key, unsigned long long *v);
 
 /* memstats, as named fields: sections "malloc" (the allocator's view) and "agent" (counters, rates, the heap
- * profile's state); keys with '-' for '_'. Returns 0 or -errno with a reason. */
+ * profile's state); labels with '-' for the agent's '_', keys as the agent wrote them (in_use). Returns 0 or -errno with a reason. */
 int agent_parse_memstats(const struct agent_reply *r, struct rt_fields *out, char *err, size_t errlen);
 
 #define AGENT_MAX_PCS 64

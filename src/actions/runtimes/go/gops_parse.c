@@ -10,6 +10,7 @@
 
 #include "util/grow.h"
 #include "util/protobuf.h"
+#include "util/text.h"
 
 #define MAX_TEXT 4096    /* bytes kept of a name, file, state or value */
 #define MAX_FRAMES 1024  /* per goroutine (Go itself prints at most 100) */
@@ -468,12 +469,13 @@ static int parse_key_values(const char *text, size_t len, const char *section, c
             if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f) printable = 0;
         if (!printable) continue;
         const struct key_form *kf = key_lookup(keys, nkeys, s, kl);
-        char key[72];
-        if (kf) snprintf(key, sizeof key, "%s", kf->key);
-        else snprintf(key, sizeof key, "%.*s", (int)kl, s);
+        char label[72], key[72];
+        if (kf) snprintf(label, sizeof label, "%s", kf->key);
+        else snprintf(label, sizeof label, "%.*s", (int)kl, s);
         lines++;
-        if (rt_fields_find(out, key)) continue; /* keys stay unique: the first wins */
-        if (add_field(out, section, key, kf ? kf->form : F_GUESS, v, vl) < 0) {
+        text_snake_key(label, key, sizeof key);
+        if (rt_fields_find(out, key)) continue; /* a label said twice (or an old name and its new one): the first wins */
+        if (add_field(out, section, label, kf ? kf->form : F_GUESS, v, vl) < 0) {
             snprintf(err, errlen, "out of memory");
             return -ENOMEM;
         }

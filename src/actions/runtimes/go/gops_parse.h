@@ -15,13 +15,13 @@
  * -EBADMSG when the text has no goroutine at all, -ENOMEM. */
 int gops_parse_stack(const char *text, size_t len, struct rt_stack *out, char *err, size_t errlen);
 
-/* The memstats reply (0x03) into fields of section "memstats", keyed by the current names (the names of agents
+/* The memstats reply (0x03) into fields of section "memstats", labelled by the current names (the names of agents
  * <= v0.3.28, stack-mspan-inuse and the like, are renamed to mspan-in-use ...): byte sizes exact (the integer in
  * "(N bytes)" or "N bytes", also after next-gc's "when heap-alloc >="), counts, nanoseconds (gc-pause,
  * gc-pause-end, and gc-pause-total converted from a Go duration such as "5.249509ms"), gc-cpu-fraction as a
  * double, enable-gc/debug-gc as bools, last-gc as text. A value that does not have its field's form is kept as
  * text; unknown keys are kept too (bytes, count or text by their form). Returns 0, or -EBADMSG when no line is a
- * "key: value" line, -ENOMEM. */
+ * "key: value" line, -ENOMEM. The labels are gops' own; the keys are their snake_case (heap_alloc, os_threads). */
 int gops_parse_memstats(const char *text, size_t len, struct rt_fields *out, char *err, size_t errlen);
 
 /* The stats reply (0x07: goroutines, OS threads, GOMAXPROCS, num CPU) as counts in section "runtime". */

@@ -149,7 +149,7 @@ static int heap_alloc(const struct provider_request *rq, long long *bytes, char 
 {
     struct rt_fields fs = {0};
     int rc = fields_from(rq, CMD_MEMSTATS, "memstats", gops_parse_memstats, &fs, err, errlen);
-    const struct rt_field *f = rc == 0 ? rt_fields_find(&fs, "heap-alloc") : NULL;
+    const struct rt_field *f = rc == 0 ? rt_fields_find(&fs, "heap_alloc") : NULL;
     if (rc == 0 && (!f || f->unit != RT_BYTES)) {
         snprintf(err, errlen, "memstats: the reply has no heap-alloc in bytes");
         rc = -EBADMSG;

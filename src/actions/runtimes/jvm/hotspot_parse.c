@@ -529,8 +529,8 @@ int hotspot_parse_heap_info(const char *text, size_t n, struct rt_fields *out, l
     if (rc == 0 && a.first_space[0]) rc = rt_fields_add_text(out, "heap", "collector", collector_of(a.first_space));
     for (int i = 0; rc == 0 && i < detail.n; i++) {
         const struct rt_field *f = &detail.f[i];
-        rc = f->is_double ? rt_fields_add_double(out, f->section, f->key, f->d)
-                          : rt_fields_add_u64(out, f->section, f->key, f->unit, f->u);
+        rc = f->is_double ? rt_fields_add_double(out, f->section, f->label, f->d)
+                          : rt_fields_add_u64(out, f->section, f->label, f->unit, f->u);
     }
     rt_fields_free(&detail);
     if (used) *used = a.used;

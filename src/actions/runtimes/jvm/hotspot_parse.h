@@ -33,7 +33,7 @@ int hotspot_parse_histogram(const char *text, size_t n, struct rt_heap *out);
 
 /* GC.heap_info (any collector: G1, Serial, Parallel, Z, Shenandoah) into fields of section "heap": first the sums
  * over the heap's spaces "heap-used" and "heap-committed" (bytes) and "collector" (G1, Serial, Parallel, Z,
- * Shenandoah, or the heap's own name), then every figure as "<space>.<key>" ("garbage-first-heap.used",
+ * Shenandoah, or the heap's own name), then every figure labelled "<space>.<name>" ("garbage-first-heap.used", key garbage_first_heap_used;
  * "metaspace.committed", "class-space.reserved", "garbage-first-heap.region-size", "eden-space.used-ratio"), sizes
  * converted from K/M/G to bytes. *used and *committed (may be NULL) get the sums, -1 when absent. Returns 0,
  * -EPROTO when nothing in the text is a heap figure, -ENOMEM. */
