@@ -36,6 +36,20 @@ check() {
     return 0
 }
 
+# start_in_pid_namespace: a sleeper in PID and mount namespaces of its own (unshare, root only); sets NS_PID to
+# its PID as seen here ("" if it did not appear). --kill-child: it dies with unshare, which the cleanup stops by PID.
+start_in_pid_namespace() {
+    start_target pidns unshare --pid --fork --kill-child --mount-proc "$TARGETS/sleeper"
+    local u=$TARGET_PID i
+    NS_PID=
+    for i in $(seq 50); do
+        NS_PID=$(ps -o pid= --ppid "$u" | tr -d ' ')
+        [ -n "$NS_PID" ] && [ "$(readlink "/proc/$NS_PID/exe")" = "$TARGETS/sleeper" ] && return 0
+        sleep 0.1
+    done
+    NS_PID=
+}
+
 # start_target NAME CMD...: starts CMD in the background with stdout in $TMP/NAME.out; sets TARGET_PID.
 start_target() {
     local name=$1

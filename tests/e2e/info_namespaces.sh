@@ -9,13 +9,7 @@ if [ "$(id -u)" -ne 0 ] || ! unshare --pid --fork --kill-child --mount-proc true
     finish
 fi
 
-# --kill-child: the sleeper dies with unshare, which the test's cleanup stops by its PID.
-start_target pidns unshare --pid --fork --kill-child --mount-proc "$TARGETS/sleeper"; U=$TARGET_PID
-for i in $(seq 50); do
-    P=$(ps -o pid= --ppid "$U" | tr -d ' ')
-    [ -n "$P" ] && [ "$(readlink "/proc/$P/exe")" = "$TARGETS/sleeper" ] && break
-    sleep 0.1
-done
+start_in_pid_namespace; P=$NS_PID
 [ -n "$P" ] || fail "no process inside the new PID namespace"
 "$DIAGTOP" info --json --section general "$P" >"$TMP/pidns.json"
 check "pid namespace: NSpid is its PID here, then 1" json_eval "$TMP/pidns.json" "

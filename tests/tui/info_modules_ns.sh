@@ -8,12 +8,7 @@ if [ "$(id -u)" -ne 0 ] || ! unshare --pid --fork --kill-child --mount-proc true
     skip "unshare needs root"
     finish
 fi
-start_target pidns unshare --pid --fork --kill-child --mount-proc "$TARGETS/sleeper"; U=$TARGET_PID
-for i in $(seq 50); do
-    P=$(ps -o pid= --ppid "$U" | tr -d ' ')
-    [ -n "$P" ] && [ "$(readlink "/proc/$P/exe")" = "$TARGETS/sleeper" ] && break
-    sleep 0.1
-done
+start_in_pid_namespace; P=$NS_PID
 [ -n "$P" ] || fail "no process inside the new PID namespace"
 tui_start 80 24 "$DIAGTOP -d 0.5 -p $P"
 tui_wait "^ *$P " || fail "no row"
