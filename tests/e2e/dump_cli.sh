@@ -104,7 +104,13 @@ wait_ready big || fail "big target did not start"
 "$DIAGTOP" dump -o "$TMP/cancelled" "$B" >/dev/null 2>"$TMP/cancel.err" &
 D=$!
 PIDS+=("$D")
-sleep 0.15
+# Signal only once the dump has begun (its partial file exists): before that the handler may not be installed yet
+# and on a loaded machine a fixed sleep raced it (CI saw exit 143, the default action).
+for _ in $(seq 1000); do
+    ls -a "$TMP" | grep -q '^\.cancelled\.partial\.' && break
+    kill -0 "$D" 2>/dev/null || break
+    sleep 0.01
+done
 kill -TERM "$D"
 wait "$D"
 rc=$?
