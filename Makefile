@@ -2,12 +2,15 @@
 # build/asan/ and runs every test against it; `make run` starts the monitor; `make bench` compares with top.
 PREFIX ?= /usr/local
 CC ?= cc
-PKGS := libproc2 ncursesw libcjson libdw zlib
+PKGS := ncursesw libcjson libdw zlib
 # libmicrohttpd and GnuTLS: headers only; diagtop serve opens them when it starts (src/api/api_libs.c), so that
 # the other commands do not map and relocate a third more shared libraries at every start.
 DLOPEN_PKGS := libmicrohttpd gnutls
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcrypt -lstdc++ -lm -ldl
+PKG_CFLAGS = $(shell pkg-config --cflags libproc2 $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
+# Linked in rather than shared, to start faster: libproc2 (its libsystemd is opened only if used:
+# src/collect/libproc2_sd.c) and libdeflate (inflates debug sections: src/actions/stack/elf_inflate.c). libstdc++ is
+# opened on the first C++ name (src/actions/stack/demangle.c).
+PKG_LIBS = -l:libproc2.a $(shell pkg-config --libs $(PKGS) 2>/dev/null) -l:libdeflate.a -lcrypt -lm -ldl
 
 WARN := -Werror=implicit-function-declaration -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g

@@ -41,15 +41,51 @@ for n in 1 8 100; do
 done
 
 BID=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 | awk '/Build ID/ {print $3}')
-check "libc's compressed debug info was decompressed once into the cache" bash -c "
-    f='$XDG_CACHE_HOME/diagtop/debug/$BID.debug'; [ -s \"\$f\" ] &&
-    ! readelf -S -W \"\$f\" 2>/dev/null | grep -E '\.debug_(info|line) ' | grep -q ' C '"
-DIAGTOP_NO_DEBUG_CACHE=1 "$DIAGTOP" stack --json "$T" >"$TMP/nocache.json"
-check "frames are the same with and without the cache" python3 -c "
-import json
-a = json.load(open('$TMP/s100.json')); b = json.load(open('$TMP/nocache.json'))
+# The copy is written by a detached child after the answer: give it a moment.
+cache_written() { # CACHE_HOME: libc's inflated copy is there, uncompressed, and no temporary file is left
+    local f="$1/diagtop/debug/$BID.debug"
+    for _ in $(seq 100); do [ -s "$f" ] && break; sleep 0.1; done
+    [ -s "$f" ] && readelf -S -W "$f" 2>/dev/null | grep -q '\.debug_info ' &&
+        ! readelf -S -W "$f" 2>/dev/null | grep -E '\.debug_(info|line) ' | grep -q ' C ' &&
+        [ "$(ls -A "$1/diagtop/debug" | grep -vc '\.debug$')" = 0 ]
+}
+check "libc's compressed debug info was decompressed once into the cache" cache_written "$XDG_CACHE_HOME"
+same_frames() { # A.json B.json
+    python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
 strip = lambda d: sorted([(f['function'], f['file'], f['line']) for f in t['frames']] for t in d['threads'])
-assert strip(a) == strip(b)"
+sys.exit(strip(a) != strip(b))" "$1" "$2"
+}
+# Two first runs at once on an empty cache (two targets: one tracer each): both answer, with the frames of a warm
+# run; one copy is left, byte for byte the one made alone, and no temporary file.
+start_target "twin" "$TARGETS/threads" 100; T2=$TARGET_PID
+wait_ready "twin" || fail "the second threads target did not start"
+mkdir -p "$TMP/race"
+XDG_CACHE_HOME=$TMP/race "$DIAGTOP" stack --json "$T" >"$TMP/race1.json" 2>"$TMP/race1.err" & R1=$!
+XDG_CACHE_HOME=$TMP/race "$DIAGTOP" stack --json "$T2" >"$TMP/race2.json" 2>"$TMP/race2.err" & R2=$!
+wait "$R1"; rc1=$?; wait "$R2"; rc2=$?
+check "two cold runs at once: both exit 0, silently" bash -c "
+    [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s '$TMP/race1.err' ] && [ ! -s '$TMP/race2.err' ]"
+check "two cold runs at once: the frames of a warm run" bash -c "
+    $(declare -f same_frames); same_frames '$TMP/race1.json' '$TMP/s100.json' && same_frames '$TMP/race2.json' '$TMP/s100.json'"
+check "two cold runs at once: one copy, no temporary file left" cache_written "$TMP/race"
+check "two cold runs at once: the copy is the one a single run makes" \
+    cmp -s "$TMP/race/diagtop/debug/$BID.debug" "$XDG_CACHE_HOME/diagtop/debug/$BID.debug"
+# A read-only or a full cache directory: the answer is the same and nothing alarming is said.
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$TMP/rocache" "$TMP/fullcache" && mount -t tmpfs -o ro,size=1m tmpfs "$TMP/rocache" &&
+    mount -t tmpfs -o size=64k tmpfs "$TMP/fullcache"; then
+    for c in rocache fullcache; do
+        XDG_CACHE_HOME=$TMP/$c "$DIAGTOP" stack --json "$T" >"$TMP/$c.json" 2>"$TMP/$c.err"
+        check "a $c directory: exit 0, nothing on stderr" bash -c "[ $? -eq 0 ] && [ ! -s '$TMP/$c.err' ]"
+        check "a $c directory: the same frames" same_frames "$TMP/$c.json" "$TMP/s100.json"
+    done
+    sleep 0.5
+    check "a full cache directory: nothing half-written is left" bash -c "! find '$TMP/fullcache' -type f | grep -q ."
+    umount "$TMP/rocache" "$TMP/fullcache"
+fi
+DIAGTOP_NO_DEBUG_CACHE=1 "$DIAGTOP" stack --json "$T" >"$TMP/nocache.json"
+check "frames are the same with and without the cache" same_frames "$TMP/s100.json" "$TMP/nocache.json"
 "$DIAGTOP" stack "$T" >"$TMP/text.txt"
 check "text: grouped identical stacks and a header with the stop time" bash -c "
     grep -Eq '^Process $T \(threads\): 101 threads, stopped for [0-9.]+ ms' '$TMP/text.txt' &&

@@ -2,32 +2,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/fileio.h"
+#include "elf_inflate.h"
 
-/* Does the ELF file have compressed sections? */
-static int has_compressed_sections(int fd)
-{
-    elf_version(EV_CURRENT);
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (!elf) return 0;
-    int found = 0;
-    for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(elf, scn));) {
-        GElf_Shdr sh;
-        found = gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED);
-    }
-    elf_end(elf);
-    return found;
-}
+/* Beyond this, libdw reads the file and inflates it itself: a memfd is memory. */
+#define INFLATE_MAX (1UL << 30)
 
 static int cache_dir(char *buf, size_t bufsz)
 {
@@ -38,42 +28,59 @@ static int cache_dir(char *buf, size_t bufsz)
     return 0;
 }
 
-static int copy_file(int src, int dst)
+/* Puts the inflated copy in mem at path: a temporary file renamed over it once complete and on disk, so that a
+ * concurrent writer or a crash never leaves a partial copy. Only system calls: it runs in a child of a process
+ * that may have threads. */
+static int write_copy(int mem, off_t size, const char *tmp, const char *path)
 {
-    struct stat st;
-    if (fstat(src, &st) < 0) return -errno;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600); /* in a 0700 directory */
+    if (fd < 0) return -errno;
     off_t off = 0;
-    while (off < st.st_size) {
-        ssize_t n = sendfile(dst, src, &off, (size_t)(st.st_size - off));
-        if (n <= 0) return n < 0 ? -errno : -EIO;
+    int rc = 0;
+    while (rc == 0 && off < size) {
+        ssize_t n = sendfile(fd, mem, &off, (size_t)(size - off)); /* leaves mem's shared file position alone */
+        if (n <= 0) rc = n < 0 ? -errno : -EIO;
     }
-    return 0;
-}
-
-int debuginfo_cache_decompress(int src_fd, const char *path)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = fileio_create_private(AT_FDCWD, tmp, O_RDWR); /* in a 0700 directory: 0600 hides nothing more */
-    if (fd < 0) return fd;
-    int rc = copy_file(src_fd, fd);
-    Elf *elf = NULL;
-    if (rc == 0) {
-        elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_RDWR, NULL);
-        if (!elf) rc = -EINVAL;
-    }
-    for (Elf_Scn *scn = NULL; rc == 0 && (scn = elf_nextscn(elf, scn));) {
-        GElf_Shdr sh;
-        if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) rc = -EINVAL;
-    }
-    /* libelf lays the file out again with the bigger sections. */
-    if (rc == 0 && elf_update(elf, ELF_C_WRITE) < 0) rc = -EIO;
-    if (elf) elf_end(elf);
     if (rc == 0 && fsync(fd) < 0) rc = -errno;
     close(fd);
     if (rc == 0 && rename(tmp, path) < 0) rc = -errno;
     if (rc < 0) unlink(tmp);
+    return rc;
+}
+
+/* Writes the copy for the next runs from a grandchild that nobody waits for, at the lowest CPU and I/O priority,
+ * outside the terminal's process group: the answer never waits for the disk, and a Ctrl-C of the user's does not
+ * reach it. Its only open file is mem. */
+static void keep_detached(int mem, const char *path)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    off_t size = lseek(mem, 0, SEEK_END);
+    lseek(mem, 0, SEEK_SET);
+    if (size <= 0) return;
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() == 0) {
+            setsid();
+            setpriority(PRIO_PROCESS, 0, 19);
+            syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 3 << 13 /* IOPRIO_CLASS_IDLE */);
+            if (mem > 0) close_range(0, (unsigned)mem - 1, 0);
+            close_range((unsigned)mem + 1, ~0U, 0);
+            _exit(write_copy(mem, size, tmp, path) == 0 ? 0 : 1);
+        }
+        _exit(0);
+    }
+    while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+int debuginfo_cache_decompress(int src_fd, const char *path)
+{
+    int mem = elf_inflate_memfd(src_fd, INFLATE_MAX);
+    if (mem < 0) return mem;
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int rc = write_copy(mem, lseek(mem, 0, SEEK_END), tmp, path);
+    close(mem);
     return rc;
 }
 
@@ -109,45 +116,52 @@ static int enough_space(const char *path, int src_fd)
            (unsigned long long)vfs.f_bavail * vfs.f_frsize > 10ULL * (unsigned long long)st.st_size + (1ULL << 30);
 }
 
-/* Makes the decompressed copy of the debug file in fd at path, if it has compressed sections and the disk has
- * room. Returns 0 when the copy exists afterwards. */
-static int make_copy(int fd, const char *path)
+/* The debug file in fd with its compressed sections inflated, in memory (a memfd), and, when path is given and its
+ * disk has room, written there for the next runs after this one has its answer. Negative when nothing is
+ * compressed or the copy cannot be made: libdw then reads fd itself. */
+static int inflate(int fd, const char *path)
 {
+    int mem = elf_inflate_memfd(fd, INFLATE_MAX);
+    if (mem < 0) return mem;
     char dir[4096];
-    if (!has_compressed_sections(fd) || cache_dir(dir, sizeof dir) < 0 || fileio_mkdirs(dir, 0700) < 0 ||
-        !enough_space(path, fd))
-        return -1;
-    return debuginfo_cache_decompress(fd, path);
+    if (path && cache_dir(dir, sizeof dir) == 0 && fileio_mkdirs(dir, 0700) == 0 && enough_space(path, fd))
+        keep_detached(mem, path);
+    return mem;
 }
 
 int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                          char **debuginfo_file_name)
 {
-    char hex[132], path[4200];
-    int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE") && build_id_hex(mod, hex, sizeof hex) == 0 &&
-                    cached_path(hex, path, sizeof path) == 0;
-    if (use_cache) {
-        int cached = open(path, O_RDONLY | O_CLOEXEC);
-        if (cached < 0) {
-            /* The usual place of distribution debug files (libc6-dbg, -dbgsym): copy it before libdw reads it,
-             * so that it is decompressed once, not twice. */
-            char sys[256];
-            snprintf(sys, sizeof sys, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-            int fd = open(sys, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0 && make_copy(fd, path) == 0) cached = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) close(fd);
-        }
+    char hex[132], path[4200], sys[256];
+    int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE");
+    int have_id = build_id_hex(mod, hex, sizeof hex) == 0 && cached_path(hex, path, sizeof path) == 0;
+    if (have_id) {
+        int cached = use_cache ? open(path, O_RDONLY | O_CLOEXEC) : -1;
         if (cached >= 0) {
             *debuginfo_file_name = strdup(path);
             return cached;
+        }
+        /* The usual place of distribution debug files (libc6-dbg, -dbgsym): inflated here, once, rather than
+         * by libdw's slower zlib, and kept for the next runs. */
+        snprintf(sys, sizeof sys, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+        int fd = open(sys, O_RDONLY | O_CLOEXEC);
+        int mem = fd >= 0 ? inflate(fd, use_cache ? path : NULL) : -1;
+        if (fd >= 0) close(fd);
+        if (mem >= 0) {
+            *debuginfo_file_name = strdup(sys);
+            return mem;
         }
     }
     /* Elsewhere (a debuglink, another debug directory): the standard search. It may keep its own handle on the
      * file it found, so this run reads that one; the copy serves the next runs. */
     int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
                                           debuginfo_file_name);
-    if (fd >= 0 && use_cache && make_copy(fd, path) == 0) lseek(fd, 0, SEEK_SET);
+    if (fd >= 0 && use_cache && have_id) {
+        int mem = inflate(fd, path);
+        if (mem >= 0) close(mem);
+        lseek(fd, 0, SEEK_SET);
+    }
     return fd;
 }
 
@@ -168,11 +182,11 @@ int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *modu
 {
     int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base, file_name, elfp);
     char path[4200];
-    if (fd < 0 || *elfp || getenv("DIAGTOP_NO_DEBUG_CACHE") || program_copy_path(fd, path, sizeof path) < 0)
-        return fd;
-    int copy = open(path, O_RDONLY | O_CLOEXEC);
-    if (copy < 0 && make_copy(fd, path) == 0) copy = open(path, O_RDONLY | O_CLOEXEC);
-    if (copy < 0) { /* nothing compressed, or no room: the file itself */
+    if (fd < 0 || *elfp) return fd;
+    int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE") && program_copy_path(fd, path, sizeof path) == 0;
+    int copy = use_cache ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (copy < 0) copy = inflate(fd, use_cache ? path : NULL);
+    if (copy < 0) { /* nothing compressed, or a layout not rewritten: the file itself */
         lseek(fd, 0, SEEK_SET);
         return fd;
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "dwarf_scopes.h"
 #include "modules.h"
 
@@ -77,21 +78,6 @@ static char *basename_dup(const char *path)
     if (!path) return NULL;
     const char *slash = strrchr(path, '/');
     return strdup(slash ? slash + 1 : path);
-}
-
-/* A function's name as a debugger shows it: C++ (and legacy Rust) symbols demangled; others as they are. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status); /* libstdc++'s, C linkage */
-
-static char *demangled_dup(const char *name)
-{
-    if (!name) return NULL;
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = -1;
-        char *d = __cxa_demangle(name, NULL, NULL, &status);
-        if (d && status == 0) return d;
-        free(d);
-    }
-    return strdup(name);
 }
 
 /* The name of a function's DIE as eu-stack and gdb show it: the linkage name (the symbol, so C++ overloads and
@@ -167,7 +153,7 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     for (int i = 0; i < nchain && !function; i++)
         if (dwarf_tag(&chain[i]) == DW_TAG_subprogram || dwarf_tag(&chain[i]) == DW_TAG_entry_point)
             function = die_name(&chain[i]);
-    base.function = demangled_dup(function ? function : symbol);
+    base.function = demangle_dup(function ? function : symbol);
 
     int n = 0;
     if (want_source && cu) {
@@ -181,7 +167,7 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
             int tag = dwarf_tag(&chain[i]);
             if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) break;
             if (tag != DW_TAG_inlined_subroutine) continue;
-            out[n++] = (struct stack_frame){pc, 1, demangled_dup(die_name(&chain[i])), 0, file, line,
+            out[n++] = (struct stack_frame){pc, 1, demangle_dup(die_name(&chain[i])), 0, file, line,
                                             dup_or_null(base.module)};
             Dwarf_Attribute attr;
             Dwarf_Word cf = 0, cl = 0;
