@@ -3,7 +3,9 @@
  * region full of 0xEE, DIRTY_MIB of written memory, ZERO_MIB written with zeros and UNTOUCHED_MIB never touched.
  * Prints "ready string=0xADDR dontdump=0xADDR" once everything is in place. With GAPFILE, a thread wakes every
  * millisecond and keeps there the largest gap beyond that millisecond, in microseconds (how long the process was
- * stopped, seen from inside); SIGUSR2 resets it. */
+ * stopped, seen from inside); SIGUSR2 resets it. Also with GAPFILE, SIGUSR1 makes the main thread time one fork() of
+ * itself (the kernel's floor for a snapshot's pause at this size; the child sleeps until killed) and write it to
+ * GAPFILE.fork, in microseconds. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char known[] = "DIAGTOP-KNOWN-STRING-4242";
@@ -28,8 +31,29 @@ __attribute__((noipa)) static void *dump_worker(void *arg)
     return NULL;
 }
 
-static volatile sig_atomic_t gap_reset;
+static volatile sig_atomic_t gap_reset, fork_asked;
 static void on_usr2(int sig) { (void)sig; gap_reset = 1; }
+static void on_usr1(int sig) { (void)sig; fork_asked = 1; }
+
+/* The fork alone, as the parent sees it: from the call to its return (the page tables are copied by then). The
+ * child sleeps until killed after the timing, as a snapshot's copy waits: exiting at once could make the parent
+ * wait for the child's teardown of those page tables. */
+static void time_fork(const char *gapfile)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pid_t c = fork();
+    if (c == 0)
+        for (;;) pause();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    if (c > 0) kill(c, SIGKILL), waitpid(c, NULL, 0);
+    char path[4096], buf[32];
+    snprintf(path, sizeof path, "%s.fork", gapfile);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int n = snprintf(buf, sizeof buf, "%.0f\n", c < 0 ? -1.0 : (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3);
+    if (fd >= 0 && write(fd, buf, (size_t)n) < 0) n = 0;
+    if (fd >= 0) close(fd);
+}
 
 static void *gap_meter(void *arg)
 {
@@ -81,11 +105,15 @@ int main(int argc, char **argv)
     }
     if (argc > 4) {
         signal(SIGUSR2, on_usr2);
+        signal(SIGUSR1, on_usr1);
         pthread_t t;
         pthread_create(&t, NULL, gap_meter, argv[4]);
     }
     usleep(50000);
     printf("ready string=%p dontdump=%p\n", (void *)s, (void *)dd);
     fflush(stdout);
-    for (;;) pause();
+    for (;;) {
+        pause();
+        if (fork_asked) fork_asked = 0, time_fork(argv[4]);
+    }
 }

@@ -666,6 +666,7 @@ struct dump_job {
     struct dump_maps dm;
     unsigned char *ff; /* per mapping: FORK_* flags */
     struct core_thread *threads;
+    unsigned char *regs_state; /* per thread: REGS_* */
     int nthreads, main_at; /* main_at: the main thread's index in threads, or -1 */
     struct bytes notes, head, tail;
     struct copier c;
@@ -757,11 +758,15 @@ static int job_prepare(struct dump_job *j, char *err, size_t errlen)
     return 0;
 }
 
-/* Stopped: every thread's registers, the first thread (gdb's current one) first, and where the main thread is. */
-static int job_read_registers(struct dump_job *j, char *err, size_t errlen)
+enum { REGS_UNREAD, REGS_READ, REGS_FAILED };
+
+/* Stopped: the threads the core holds, the first thread (gdb's current one) first, and where the main thread is;
+ * their registers are read next. */
+static int job_list_threads(struct dump_job *j, char *err, size_t errlen)
 {
     j->threads = calloc((size_t)j->s.n, sizeof *j->threads);
-    if (!j->threads) {
+    j->regs_state = calloc((size_t)j->s.n, 1);
+    if (!j->threads || !j->regs_state) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -774,15 +779,44 @@ static int job_read_registers(struct dump_job *j, char *err, size_t errlen)
             struct core_thread *t = &j->threads[j->nthreads];
             t->tid = pt->tid;
             t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
-            if (arch_core_regs_read(pt->tid, &t->regs) == 0) {
-                if (pt->tid == j->pid) j->main_at = j->nthreads;
-                j->nthreads++;
-            }
+            if (pt->tid == j->pid) j->main_at = j->nthreads;
+            j->nthreads++;
         }
     return 0;
 }
 
-/* The stop: every thread, under the snapshot's guard (diagtop's signals blocked) when a copy is to be made. */
+/* Still stopped: the registers of one listed thread (at), or of every one not read yet (-1). */
+static void job_read_registers(struct dump_job *j, int at)
+{
+    int from = at < 0 ? 0 : at, to = at < 0 ? j->nthreads : at + 1;
+    for (int i = from; i < to; i++) {
+        if (j->regs_state[i] != REGS_UNREAD) continue;
+        int rc = arch_core_regs_read(j->threads[i].tid, &j->threads[i].regs);
+        j->regs_state[i] = rc == 0 ? REGS_READ : REGS_FAILED;
+    }
+}
+
+/* A snapshot's clone runs: the other threads' registers meanwhile, out of the pause. */
+static void job_read_registers_during(void *arg)
+{
+    job_read_registers(arg, -1);
+}
+
+/* Threads whose registers could not be read are left out. */
+static void job_keep_read_threads(struct dump_job *j)
+{
+    int n = 0;
+    for (int i = 0; i < j->nthreads; i++) {
+        if (j->regs_state[i] != REGS_READ) continue;
+        if (i == j->main_at) j->main_at = n;
+        j->threads[n] = j->threads[i];
+        j->regs_state[n++] = REGS_READ;
+    }
+    j->nthreads = n;
+}
+
+/* The stop: every thread, under the snapshot's guard (diagtop's signals blocked) when a copy is to be made. For a
+ * snapshot, only the main thread's registers now: its clone needs them; the others' are read while it runs. */
 static int job_stop(struct dump_job *j, char *err, size_t errlen)
 {
     if (j->snap) {
@@ -793,7 +827,9 @@ static int job_stop(struct dump_job *j, char *err, size_t errlen)
     if (rc < 0) return rc;
     j->stopped = 1;
     if (j->c.mem_fd < 0) j->c.mem_fd = j->orig_mem = open_proc(j->pid, "mem"); /* may need the attachment */
-    return job_read_registers(j, err, errlen);
+    if ((rc = job_list_threads(j, err, errlen)) < 0) return rc;
+    job_read_registers(j, j->snap ? j->main_at : -1);
+    return 0;
 }
 
 /* Still stopped: the copy is made and the process runs again at once; without a copy it stays stopped until its
@@ -801,19 +837,26 @@ static int job_stop(struct dump_job *j, char *err, size_t errlen)
 static int job_snapshot_or_stay(struct dump_job *j, char *err, size_t errlen)
 {
     struct dump_result *r = j->r;
-    if (j->snap && j->main_at < 0) {
+    if (j->snap && (j->main_at < 0 || j->regs_state[j->main_at] != REGS_READ)) {
         j->snap = 0;
         snprintf(j->why, sizeof j->why, "the main thread is gone");
     } else if (j->snap) {
         unfaithful_hold(j->pid, j->orig_mem, &j->uf, &j->dm);
-        if (snapshot_take(&j->sn, &j->plan, &j->s, &j->threads[j->main_at].regs, j->why, sizeof j->why) < 0)
+        if (snapshot_take(&j->sn, &j->plan, &j->s, &j->threads[j->main_at].regs, job_read_registers_during, j,
+                          j->why, sizeof j->why) < 0)
             j->snap = 0;
+    }
+    if (!j->snap && j->sn.others_released) { /* its threads ran on: copying it now would mix instants */
+        snprintf(err, errlen, "the snapshot failed after the process ran again: %s", j->why);
+        return -EAGAIN;
     }
     if (!j->snap && j->o->mode == DUMP_MODE_SNAPSHOT) {
         snprintf(err, errlen, "no snapshot: %s", j->why);
         return -EAGAIN;
     }
     if (!j->snap) {
+        job_read_registers(j, -1); /* no clone read the others' */
+        job_keep_read_threads(j);
         r->mode = DUMP_MODE_STOP;
         if (!r->mode_reason[0]) snprintf(r->mode_reason, sizeof r->mode_reason, "%s", j->why);
         unfaithful_free(&j->uf); /* stopped throughout: everything is as it was */
@@ -823,6 +866,7 @@ static int job_snapshot_or_stay(struct dump_job *j, char *err, size_t errlen)
     add_pause(r, ptrace_session_stopped_ms(&j->s));
     snapshot_guard_end(&j->guard);
     j->guarded = 0;
+    job_keep_read_threads(j);
     int rc;
     if ((rc = snapshot_hold(&j->sn, 2.0, err, errlen)) < 0 ||
         (rc = open_copy(j->sn.copy, &j->copy_mem, &j->copy_pagemap, err, errlen)) < 0)
@@ -993,6 +1037,7 @@ static void job_free(struct dump_job *j)
     unfaithful_free(&j->uf);
     for (int i = 0; i < j->nthreads; i++) arch_core_regs_free(&j->threads[i].regs);
     free(j->threads);
+    free(j->regs_state);
     free(j->proc.auxv);
     bytes_free(&j->notes);
     bytes_free(&j->head);

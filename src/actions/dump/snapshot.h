@@ -42,17 +42,23 @@ struct snapshot {
     int killed;       /* SIGKILL sent */
     int reaped;       /* the zombie is gone */
     int released;     /* snapshot_release ran */
+    int others_released; /* the other threads run again (from the clone's event on): the process is no longer
+                          * stopped as it was, so a failure cannot fall back to copying it stopped */
     double clone_ms;  /* the clone call alone, from the entry stop to the event */
     double reap_ms;   /* the main thread's stop to reap it (0 when none was needed) */
     char reap_err[256]; /* why the zombie stayed under the process, when it did */
 };
 
 /* While every thread of s is stopped: the main thread (whose saved registers are main_regs, as read at its stop)
- * clones the copy and is put back exactly. On failure nothing was created and the process is still stopped and
- * unchanged, so the caller can copy from it instead; -errno with the reason (the call's own error: EAGAIN from a
- * process limit, ENOMEM under strict overcommit; a thread in a signal's delivery; code that changed). */
+ * clones the copy and is put back exactly. during(arg), when not NULL, runs while the kernel copies (the other
+ * threads still stopped: the time to read their registers); they are detached as soon as the copy exists, and the
+ * main thread once it is back (the caller's ptrace_session_detach). On failure before the copy existed nothing was
+ * created and the process is still stopped and unchanged, so the caller can copy from it instead; -errno with the
+ * reason (the call's own error: EAGAIN from a process limit, ENOMEM under strict overcommit; a thread in a signal's
+ * delivery; code that changed). A failure after it (sn->others_released: the thread died, say) kills the copy. */
 int snapshot_take(struct snapshot *sn, const struct snapshot_plan *p, struct ptrace_session *s,
-                  const struct arch_core_regs *main_regs, char *err, size_t errlen);
+                  const struct arch_core_regs *main_regs, void (*during)(void *arg), void *arg, char *err,
+                  size_t errlen);
 
 /* After the process runs again: waits for the copy's first stop, then sets PTRACE_O_EXITKILL and oom_score_adj
  * 1000 on it. Returns 0 or -errno (the copy is then killed). */

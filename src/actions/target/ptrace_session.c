@@ -315,6 +315,15 @@ void ptrace_session_detach(struct ptrace_session *s, double linger)
     }
 }
 
+void ptrace_session_release_others(struct ptrace_session *s, int keep_tid)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct ptrace_thread *t = &s->threads[i];
+        if (t->tid == keep_tid || t->gone || !t->stopped) continue;
+        if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig) == 0 || errno == ESRCH) t->gone = 1;
+    }
+}
+
 double ptrace_session_stopped_ms(const struct ptrace_session *s)
 {
     if (s->stop_begin == 0 || s->stop_end < s->stop_begin) return 0;

@@ -51,6 +51,10 @@ int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, doubl
  * linger seconds and then left to the kernel (which detaches them when this process exits). Idempotent. */
 void ptrace_session_detach(struct ptrace_session *s, double linger);
 
+/* Detaches every stopped thread but keep_tid (handing back pending signals): the others run again while keep_tid
+ * stays stopped, e.g. once a snapshot's copy exists. ptrace_session_detach does the rest. */
+void ptrace_session_release_others(struct ptrace_session *s, int keep_tid);
+
 /* Why access to pid was refused, naming what is missing (same uid, ptrace_scope, CAP_SYS_PTRACE). */
 void ptrace_session_explain_eperm(int pid, char *err, size_t errlen);
 /* Milliseconds between the first interrupt and the last detach. */
