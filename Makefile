@@ -7,10 +7,12 @@ PKGS := ncursesw libcjson libdw zlib
 # the other commands do not map and relocate a third more shared libraries at every start.
 DLOPEN_PKGS := libmicrohttpd gnutls
 PKG_CFLAGS = $(shell pkg-config --cflags libproc2 $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
-# Linked in rather than shared, to start faster: libproc2 (its libsystemd is opened only if used:
-# src/collect/libproc2_sd.c) and libdeflate (inflates debug sections: src/actions/stack/elf_inflate.c). libstdc++ is
-# opened on the first C++ name (src/actions/stack/demangle.c).
-PKG_LIBS = -l:libproc2.a $(shell pkg-config --libs $(PKGS) 2>/dev/null) -l:libdeflate.a -lcrypt -lm -ldl
+# Linked in rather than shared, so that a one-shot command starts in a few milliseconds (every shared library is
+# one more to map and relocate at each start): libproc2 (its libsystemd is opened only if used:
+# src/collect/libproc2_sd.c), libdw and libelf with their decompressors, and libdeflate (inflates debug sections:
+# src/actions/stack/elf_inflate.c). libstdc++ is opened on the first C++ name (src/actions/stack/demangle.c).
+STATIC_LIBS := -l:libproc2.a -l:libdw.a -l:libelf.a -l:libdeflate.a -l:liblzma.a -l:libbz2.a -l:libz.a
+PKG_LIBS = $(STATIC_LIBS) $(shell pkg-config --libs ncursesw libcjson 2>/dev/null) -lcrypt -lm -ldl
 
 WARN := -Werror=implicit-function-declaration -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wstrict-prototypes -Wmissing-prototypes -pthread
 CFLAGS ?= -O2 -g

@@ -5,7 +5,7 @@
 set -eu
 
 build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev zlib1g-dev
-libunwind-dev libdeflate-dev libmicrohttpd-dev libgnutls28-dev libcrypt-dev"
+libunwind-dev libdeflate-dev libbz2-dev liblzma-dev libmicrohttpd-dev libgnutls28-dev libcrypt-dev"
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
 # for names inside libc, Go and a JDK for runtime targets, sqlite3 and python3 run under the native agent, curl,
 # promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf and wrk for the benchmarks.

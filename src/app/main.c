@@ -65,7 +65,9 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    setlocale(LC_ALL, "");
+    /* Only the character type (UTF-8 for the screen): a comma as decimal point would break JSON and the parsing of
+     * /proc, and the other categories cost a file to open each at every start. */
+    setlocale(LC_CTYPE, "");
     if (argc > 1 && argv[1][0] != '-') {
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);

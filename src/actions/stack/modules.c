@@ -8,21 +8,8 @@
 #include <string.h>
 
 #include "util/fileio.h"
+#include "cu_index.h"
 #include "debuginfo_cache.h"
-
-/* Address ranges of the compilation units of one module, sorted, for binaries without .debug_aranges. */
-struct cu_range {
-    Dwarf_Addr lo, hi; /* [lo, hi) in the module's DWARF addresses */
-    size_t cu;         /* index into cus */
-};
-
-struct cu_index {
-    int built;
-    Dwarf_Die *cus;
-    size_t ncus;
-    struct cu_range *ranges;
-    size_t nranges;
-};
 
 /* What diagtop keeps of one module (its Dwfl userdata). */
 struct module_data {
@@ -87,8 +74,7 @@ static unsigned long long maps_hash(int pid)
 static void module_data_free(struct module_data *md)
 {
     if (!md) return;
-    free(md->ix.cus);
-    free(md->ix.ranges);
+    cu_index_free(&md->ix);
     free(md);
 }
 
@@ -247,78 +233,12 @@ void modules_prepare_unwind(struct modules *m)
     if (m->dwfl) dwfl_getmodules(m->dwfl, prepare_module, NULL, 0);
 }
 
-/* ---- compilation units by address, without .debug_aranges ---- */
-
-static int compare_ranges(const void *a, const void *b)
-{
-    const struct cu_range *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static int index_add(struct cu_index *ix, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, size_t cu)
-{
-    if (ix->nranges == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        struct cu_range *r = realloc(ix->ranges, c * sizeof *r);
-        if (!r) return -1;
-        ix->ranges = r;
-        *cap = c;
-    }
-    ix->ranges[ix->nranges++] = (struct cu_range){lo, hi, cu};
-    return 0;
-}
-
-static void index_build(struct cu_index *ix, Dwarf *dw)
-{
-    ix->built = 1;
-    size_t cap_cus = 0, cap_ranges = 0;
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die die;
-        Dwarf_Off die_off = off + header;
-        off = next;
-        if (!dwarf_offdie(dw, die_off, &die)) continue;
-        if (ix->ncus == cap_cus) {
-            size_t c = cap_cus ? cap_cus * 2 : 64;
-            Dwarf_Die *d = realloc(ix->cus, c * sizeof *d);
-            if (!d) return;
-            ix->cus = d;
-            cap_cus = c;
-        }
-        size_t cu = ix->ncus++;
-        ix->cus[cu] = die;
-        Dwarf_Addr base, lo, hi;
-        ptrdiff_t r = 0;
-        while ((r = dwarf_ranges(&ix->cus[cu], r, &base, &lo, &hi)) > 0)
-            if (hi > lo && index_add(ix, &cap_ranges, lo, hi, cu) < 0) return;
-    }
-    qsort(ix->ranges, ix->nranges, sizeof *ix->ranges, compare_ranges);
-}
-
 Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
 {
     (void)m;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
-    if (cu) return cu;
     void **userdata;
     dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
     Dwarf *dw = dwfl_module_getdwarf(mod, bias);
-    if (!dw || !userdata) return NULL;
-    struct module_data *md = module_data_of(userdata);
-    if (!md) return NULL;
-    struct cu_index *ix = &md->ix;
-    if (!ix->built) index_build(ix, dw);
-    Dwarf_Addr a = addr - *bias;
-    /* The last range starting at or below a, then earlier ones while they could still cover it (nested or
-     * overlapping ranges are rare but legal). */
-    size_t lo = 0, hi = ix->nranges;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ix->ranges[mid].lo <= a) lo = mid + 1;
-        else hi = mid;
-    }
-    for (size_t i = lo; i-- > 0 && lo - i <= 64;)
-        if (a < ix->ranges[i].hi) return &ix->cus[ix->ranges[i].cu];
-    return NULL;
+    struct module_data *md = dw && userdata ? module_data_of(userdata) : NULL;
+    return md ? cu_index_find(&md->ix, dw, addr - *bias) : NULL;
 }

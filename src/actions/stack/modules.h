@@ -23,7 +23,7 @@ Dwfl *modules_dwfl(struct modules *m);
 /* Increases each time the Dwfl is rebuilt: whatever was cached against the old one is stale. */
 unsigned modules_generation(const struct modules *m);
 
-/* The compilation unit DIE covering addr (module-relative, bias removed) in a module's DWARF, with the bias, like
+/* The compilation unit DIE covering addr in a module's DWARF, with the bias, like
  * dwfl_module_addrdie, but also for binaries without .debug_aranges (Go's): then the CUs' own address ranges are
  * indexed once per module. NULL when no CU covers it. */
 Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias);
