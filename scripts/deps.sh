@@ -7,11 +7,12 @@ set -eu
 build_pkgs="gcc g++ make pkg-config libproc2-dev libncurses-dev libcjson-dev libdw-dev libelf-dev zlib1g-dev
 libunwind-dev libdeflate-dev libbz2-dev liblzma-dev libmicrohttpd-dev libgnutls28-dev libcrypt-dev"
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
-# for names inside libc, Go and a JDK for runtime targets, sqlite3 and python3 run under the native agent, curl,
+# for names inside libc, Go and a JDK for runtime targets, sqlite3 and python3 run under the native agent (and
+# libsqlite3-dev for a target that leaks through libsqlite3), curl,
 # promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf and wrk for the benchmarks.
 # (g++ builds: libstdc++ demangles C++ names; a C++ target.)
 test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless
-sqlite3 curl prometheus chromium heaptrack linux-perf wrk"
+sqlite3 libsqlite3-dev curl prometheus chromium heaptrack linux-perf wrk"
 
 pkgs=$build_pkgs
 why="to build diagtop"

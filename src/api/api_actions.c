@@ -35,6 +35,7 @@ static void request_for(const struct api_state *s, int pid, double timeout, stru
     provider_request_default(rq, pid);
     rq->timeout = timeout > 0 ? timeout : s->agent_timeout;
     rq->cancel = &s->cancel;
+    rq->drop_frames = s->drop_frames[0] ? s->drop_frames : NULL;
 }
 
 /* GET .../stack: the runtime's view (goroutines, Java threads) when it answers, else every OS thread through

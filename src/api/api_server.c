@@ -494,6 +494,7 @@ static int init_state(struct api_server *s, const struct api_server_config *c, c
     api_dumps_init(&st->dumps, st->dump_dir, &st->busy);
     s->have_dumps = 1;
     st->agent_timeout = c->agent_timeout > 0 ? c->agent_timeout : 5;
+    snprintf(st->drop_frames, sizeof st->drop_frames, "%s", c->drop_frames ? c->drop_frames : "");
     st->read_only = c->read_only;
     return 0;
 }

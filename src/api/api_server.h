@@ -21,6 +21,7 @@ struct api_server_config {
     int allow_plaintext;          /* serve plain HTTP on an address other than loopback */
     const char *dump_dir;         /* where dumps (and runtimes' profiles, until sent) go */
     double agent_timeout;         /* seconds per exchange with a runtime's agent */
+    const char *drop_frames;      /* heap profiles: more allocation wrappers to skip (regex), NULL: none */
     double sample_interval;       /* a process-table sample younger than this is reused */
     int max_connections;
     int client_timeout;           /* seconds */

@@ -18,6 +18,7 @@ struct api_state {
     struct api_store heaps;
     char dump_dir[4096];
     double agent_timeout;
+    char drop_frames[512];
     int read_only;
     volatile sig_atomic_t cancel; /* set when the server stops: actions give up cleanly */
 };

@@ -12,6 +12,7 @@
 #include "actions/capture/capture.h"
 #include "util/dump_path.h"
 #include "actions/runtimes/provider.h"
+#include "actions/runtimes/heap_site.h"
 #include "util/saved_file.h"
 #include "collect/procinfo.h"
 #include "render/cpu_json.h"
@@ -45,7 +46,7 @@ static const char runtime_usage[] =
     "usage: diagtop memstats PID [--json] [--native] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop gc PID [--percent N] [--json] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop heap PID [--json] [--live] [--diff OLD.json] [--all] [--watch SECONDS [--count N]]\n"
-    "                    [--timeout SECONDS] [-o FILE]\n"
+    "                    [--drop-frames REGEX] [--timeout SECONDS] [-o FILE]\n"
     "       diagtop profile PID [-d SECONDS] [--rate HZ] [-f pprof|folded|svg|json|text] [-t TID]\n"
     "                       [--method perf|ptrace] [--native] [--json] [--timeout SECONDS] [-o FILE]\n"
     "  asks the runtime inside the process: a Go program through its gops agent, a JVM through HotSpot attach, a\n"
@@ -66,6 +67,10 @@ static const char runtime_usage[] =
     "      --watch S       heap: a snapshot every S seconds, each shown against the first and the previous\n"
     "                      (with --json, one document per line)\n"
     "      --count N       heap: with --watch, N snapshots (default: until interrupted)\n"
+    "      --drop-frames RE  heap: frames to skip when naming an allocation site's row, besides the built-in\n"
+    "                      allocation wrappers (malloc's, sqlite3Malloc, g_malloc, xmalloc, operator new,\n"
+    "                      PyMem_*...) and a stripped allocator library's own frames; an extended regex that\n"
+    "                      must match the whole function name, as pprof's -drop_frames (config: drop_frames=)\n"
     "  -d, --duration S    profile: seconds of sampling (default 10; Java: 30; Go's agent always takes 30)\n"
     "                      (the diagtop agent's profile takes -f, --rate and -t as the sampler does)\n"
     "      --native        profile: diagtop's sampler even for a Go program or a JVM\n"
@@ -186,6 +191,18 @@ static int opt_percent(struct runtime_cli *c, const char *v)
     return 0;
 }
 
+static int opt_drop(struct runtime_cli *c, const char *v)
+{
+    struct heap_drop d;
+    char err[300];
+    if (heap_drop_init(&d, v, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop %s: --drop-frames: %s\n", c->name, err);
+        return -1;
+    }
+    heap_drop_free(&d);
+    return 0;
+}
+
 /* One option the command takes (parse checked that), with its value v. Returns 0 or -1. */
 static int set_option(struct runtime_cli *c, int opt, const char *v)
 {
@@ -196,6 +213,7 @@ static int set_option(struct runtime_cli *c, int opt, const char *v)
     case 'l': c->rq.live = 1; return 0;
     case 'o': c->output = v; return 0;
     case 'D': c->diff = v; return 0;
+    case 'F': c->rq.drop_frames = v; return opt_drop(c, v);
     case 'W': return opt_watch(c, v);
     case 'N': return opt_count(c, v);
     case 'T':
@@ -238,8 +256,8 @@ static int parse(struct runtime_cli *c, int argc, char **argv)
         {"rate", required_argument, 0, 'r'},    {"format", required_argument, 0, 'f'},
         {"tid", required_argument, 0, 't'},     {"method", required_argument, 0, 'M'},
         {"watch", required_argument, 0, 'W'},   {"count", required_argument, 0, 'N'},
-        {0, 0, 0, 0}};
-    static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDaWN",
+        {"drop-frames", required_argument, 0, 'F'}, {0, 0, 0, 0}};
+    static const char *const allowed[] = {[CMD_MEMSTATS] = "jnTo", [CMD_GC] = "jTop", [CMD_HEAP] = "jTolDaWNF",
                                           [CMD_PROFILE] = "jTodnrftM"};
     int opt;
     optind = 1;
@@ -586,6 +604,7 @@ static int run(enum runtime_cmd cmd, const char *name, int argc, char **argv)
     config_file_settings(&c.settings);
     provider_request_default(&c.rq, 0);
     c.rq.timeout = c.settings.agent_timeout;
+    if (c.settings.drop_frames[0]) c.rq.drop_frames = c.settings.drop_frames;
     int rc = parse(&c, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
     quit_signals_install(on_signal);

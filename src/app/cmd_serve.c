@@ -12,13 +12,15 @@
 #include "util/dump_path.h"
 #include "api/api_auth.h"
 #include "api/api_server.h"
+#include "actions/runtimes/heap_site.h"
 #include "util/text.h"
 #include "config_file.h"
 
 static const char serve_usage[] =
     "usage: diagtop serve [--listen ADDR:PORT] [--users FILE] [--tokens FILE] [--tls-cert PEM --tls-key PEM]\n"
     "                     [--read-only] [--dump-dir DIR] [--allow-plaintext] [--max-connections N]\n"
-    "                     [--client-timeout SECONDS] [--sample-interval SECONDS] [--quiet]\n"
+    "                     [--client-timeout SECONDS] [--sample-interval SECONDS] [--drop-frames REGEX]\n"
+    "                     [--quiet]\n"
     "       diagtop serve --hash-password   (reads a password on stdin, prints the hash for a users file)\n"
     "  the HTTP/JSON API: processes, details, stacks, memstats, heap, GC, CPU profiles (pprof), core dumps to\n"
     "  download, signals, Prometheus /metrics and a process-explorer page at /. Until SIGINT, SIGTERM or SIGHUP.\n"
@@ -32,6 +34,7 @@ static const char serve_usage[] =
     "      --read-only       refuse everything that needs the admin scope (signals, GC, profiles, dumps,\n"
     "                        secrets), whoever asks\n"
     "      --dump-dir DIR    where core dumps go (default as for diagtop dump)\n"
+    "      --drop-frames RE  heap: more allocation wrappers to skip when naming a row (as diagtop heap)\n"
     "      --max-connections N   at most N connections (default 64; half of them per client address)\n"
     "      --client-timeout S    close a connection idle for S seconds (default 15)\n"
     "      --sample-interval S   reuse a process-table sample younger than S seconds (default 1)\n"
@@ -109,6 +112,7 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
         {"max-connections", required_argument, 0, 'm'}, {"client-timeout", required_argument, 0, 'T'},
         {"sample-interval", required_argument, 0, 'i'}, {"quiet", no_argument, 0, 'q'},
         {"hash-password", no_argument, 0, 'H'},       {"help", no_argument, 0, 'h'},
+        {"drop-frames", required_argument, 0, 'F'},
         {0, 0, 0, 0}};
     int opt;
     double secs;
@@ -123,6 +127,7 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
         case 'k': c->tls_key = optarg; break;
         case 'r': c->read_only = 1; break;
         case 'D': *dump_opt = optarg; break;
+        case 'F': c->drop_frames = optarg; break;
         case 'P': c->allow_plaintext = 1; break;
         case 'q': c->log = NULL; break;
         case 'H': return hash_password();
@@ -149,13 +154,24 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
     return SERVE_RUN;
 }
 
-/* What the config file adds (agent timeout, dump directory), and a dump directory checked writable now: a dump
+/* What the config file adds (agent timeout, dump directory, drop_frames unless --drop-frames), and a dump directory checked writable now: a dump
  * asked for over HTTP should not be the first to find out. dir is where c->dump_dir points. */
-static int serve_settings(struct api_server_config *c, const char *dump_opt, char *dir, size_t dirlen)
+static int serve_settings(struct api_server_config *c, const char *dump_opt, char *dir, size_t dirlen,
+                          char *drop, size_t droplen)
 {
     struct settings s;
     char err[1024];
     config_file_settings(&s);
+    if (!c->drop_frames && s.drop_frames[0]) {
+        snprintf(drop, droplen, "%s", s.drop_frames);
+        c->drop_frames = drop;
+    }
+    struct heap_drop d;
+    if (heap_drop_init(&d, c->drop_frames, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop serve: drop frames: %s\n", err);
+        return -1;
+    }
+    heap_drop_free(&d);
     if (dump_directory(dump_opt, s.dump_dir, dir, dirlen, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop serve: %s\n", err);
         return -1;
@@ -207,8 +223,8 @@ int cmd_serve(int argc, char **argv)
     const char *dump_opt = NULL;
     int rc = serve_options(&c, &dump_opt, argc, argv);
     if (rc != SERVE_RUN) return rc;
-    char dir[4096];
-    if (serve_settings(&c, dump_opt, dir, sizeof dir) < 0) return 1;
+    char dir[4096], drop[512] = "";
+    if (serve_settings(&c, dump_opt, dir, sizeof dir, drop, sizeof drop) < 0) return 1;
     sigset_t quit;
     block_quit_signals(&quit);
     return serve_until_signal(&c, &quit);

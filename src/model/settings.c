@@ -1,5 +1,6 @@
 #include "settings.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,11 @@ int settings_apply_line(struct settings *s, const char *line)
     } else if (strcmp(key, "dump_dir") == 0) {
         if (value[0] != '/') return -1;
         snprintf(s->dump_dir, sizeof s->dump_dir, "%s", value);
+    } else if (strcmp(key, "drop_frames") == 0) {
+        regex_t re; /* refused here when it does not compile, as --drop-frames is */
+        if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0) return -1;
+        regfree(&re);
+        snprintf(s->drop_frames, sizeof s->drop_frames, "%s", value);
     } else if (strcmp(key, "columns") == 0) {
         enum column_id cols[COL_COUNT];
         int n = columns_parse_list(value, cols, COL_COUNT, err, sizeof err);
@@ -68,7 +74,8 @@ void settings_format(const struct settings *s, char *buf, size_t bufsz)
         off += (size_t)snprintf(cols + off, sizeof cols - off, "%s%s", i ? "," : "", columns_table[s->cols[i]].key);
     snprintf(buf, bufsz,
              "# diagtop settings, written by diagtop\n"
-             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\nagent_timeout=%g\n%s%s%s",
+             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\nagent_timeout=%g\n%s%s%s%s%s%s",
              columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads, s->agent_timeout,
-             s->dump_dir[0] ? "dump_dir=" : "", s->dump_dir, s->dump_dir[0] ? "\n" : "");
+             s->dump_dir[0] ? "dump_dir=" : "", s->dump_dir, s->dump_dir[0] ? "\n" : "",
+             s->drop_frames[0] ? "drop_frames=" : "", s->drop_frames, s->drop_frames[0] ? "\n" : "");
 }

@@ -17,6 +17,7 @@ struct settings {
     int tree, show_threads;
     char dump_dir[1024];  /* where core files and profiles go ("": the default rules of dump_path) */
     double agent_timeout; /* seconds for each exchange with a runtime's agent */
+    char drop_frames[512]; /* heap profiles: a regex of more allocation wrappers to skip when naming a row ("": none) */
 };
 
 void settings_defaults(struct settings *s);

@@ -320,6 +320,7 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     hp->provider = prov;
     provider_request_default(&hp->rq, row->tgid);
     hp->rq.timeout = t->s->agent_timeout;
+    hp->rq.drop_frames = t->s->drop_frames[0] ? t->s->drop_frames : NULL;
     char err[256];
     if (dump_directory(NULL, t->s->dump_dir, hp->dir, sizeof hp->dir, err, sizeof err) == 0) hp->rq.save_dir = hp->dir;
     hp->auto_on = 1;

@@ -25,6 +25,8 @@ struct provider_request {
     int gc_percent;
     /* OP_HEAP */
     int live;                            /* Java: only live objects (forces a full GC first) */
+    const char *drop_frames;             /* allocation sites: a regex of more frames to skip when naming a row
+                                          * (heap_site.h; NULL: the built-in list only) */
     /* OP_PROFILE */
     double seconds;                      /* how long to sample (Go's agent always takes 30 s) */
     /* OP_PROFILE, OP_HEAP, OP_HEAP_DUMP: where files go (created 0600, never overwriting), NULL: not saved

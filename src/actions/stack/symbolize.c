@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,10 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     GElf_Off sym_off = 0;
     GElf_Sym sym;
     const char *symbol = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
+    /* libdwfl falls back to the nearest symbol before addr when none covers it (a sizeless one, or from .dynsym
+     * of a stripped library whose hidden functions lie between its exported ones): that name would be a lie, so a
+     * name only when addr is inside the symbol, else module+offset. */
+    if (symbol && (sym.st_size == 0 || sym_off >= sym.st_size)) symbol = NULL;
     base.offset = symbol ? pc - (addr - sym_off) : pc - mod_start;
 
     /* Inlined calls, innermost first, up to the function that contains them. */
@@ -183,6 +188,42 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     free(chain);
     out[n++] = base;
     return n;
+}
+
+/* A program rather than a library: ET_EXEC, or a PIE with an interpreter (libc.so.6 has one too; it exports no
+ * allocator entry point, which is all this is asked for). */
+static int is_program(Elf *elf)
+{
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(elf, &eh)) return 1;
+    if (eh.e_type == ET_EXEC) return 1;
+    size_t nph;
+    if (elf_getphdrnum(elf, &nph) != 0) return 1;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP) return 1;
+    }
+    return 0;
+}
+
+int symbolizer_library_exports(struct symbolizer *sy, unsigned long long pc, const char *const *names)
+{
+    Dwfl *dwfl = modules_dwfl(sy->m);
+    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
+    GElf_Addr bias;
+    Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+    if (!elf || is_program(elf)) return 0;
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr at;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(mod, i, &sym, &at, &shndx, NULL, NULL);
+        if (!name || sym.st_shndx == SHN_UNDEF || GELF_ST_BIND(sym.st_info) == STB_LOCAL) continue;
+        for (int k = 0; names[k]; k++)
+            if (strcmp(name, names[k]) == 0) return 1;
+    }
+    return 0;
 }
 
 static struct stack_frame copy_frame(const struct stack_frame *f)

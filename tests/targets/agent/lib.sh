@@ -21,6 +21,7 @@ agent_targets() {
         *.cpp) g++ -g -O2 -pthread -Wall -o "$tmp" "$src" ;;
         */linked.c) cc -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -I"$ROOT/include" -o "$tmp" "$src" \
             -L"$ROOT/build" -ldiagtop-agent -Wl,-rpath,"$ROOT/build" ;;
+        */sqlleak.c) cc -std=gnu11 -D_GNU_SOURCE -g -O2 -Wall -o "$tmp" "$src" -lsqlite3 ;;
         *) cc -std=gnu11 -D_GNU_SOURCE -g -O2 -pthread -Wall -o "$tmp" "$src" ;;
         esac || { rm -f "$tmp"; return 1; }
         mv -f "$tmp" "$bin"

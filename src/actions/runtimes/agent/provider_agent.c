@@ -21,6 +21,7 @@
 #include "actions/profile/cpu_report.h"
 #include "actions/stack/modules.h"
 #include "actions/runtimes/provider.h"
+#include "actions/runtimes/heap_site.h"
 #include "util/saved_file.h"
 #include "actions/stack/symbolize.h"
 
@@ -101,6 +102,11 @@ struct names {
     int nf, fcap;
     int *slots; /* entry + 1 */
     int nslots;
+    struct {
+        char module[256];
+        int alloc;
+    } libs[16];     /* alloc_library's answers */
+    int nlibs;
 };
 
 static void names_open(struct names *nm, int pid)
@@ -249,22 +255,25 @@ static int agent_gc(const struct provider_request *rq, struct rt_gc *out, char *
 
 /* ---- heap ---- */
 
-/* Allocation wrappers: a row is named after the first frame that is not one. */
-static int wrapper(const char *fn)
+/* Whether a module is an allocator library (heap_site.h), asked of its symbol table once per module and reply. */
+static int alloc_library(struct names *nm, const struct stack_frame *f)
 {
-    static const char *const names[] = {"strdup", "__strdup", "strndup", "__strndup", "__libc_memalign",
-                                        "aligned_alloc", "posix_memalign"};
-    if (!fn) return 0;
-    if (!strncmp(fn, "operator new", 12)) return 1;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(fn, names[i])) return 1;
-    return 0;
+    if (!f->module || !nm->sy) return 0;
+    for (int i = 0; i < nm->nlibs; i++)
+        if (strcmp(nm->libs[i].module, f->module) == 0) return nm->libs[i].alloc;
+    int alloc = symbolizer_library_exports(nm->sy, f->pc, heap_site_allocator_entries);
+    if (nm->nlibs < (int)(sizeof nm->libs / sizeof nm->libs[0])) {
+        snprintf(nm->libs[nm->nlibs].module, sizeof nm->libs[0].module, "%s", f->module);
+        nm->libs[nm->nlibs++].alloc = alloc;
+    }
+    return alloc;
 }
 
 static long long est(double v) { return v <= 0 ? 0 : v >= 9e18 ? (long long)9e18 : (long long)(v + 0.5); }
 
 /* One row per site: the site's frames named, inlined calls included. */
-static int site_row(struct names *nm, const struct agent_site *s, struct rt_heap_row *row)
+static int site_row(struct names *nm, const struct heap_drop *drop, const struct agent_site *s,
+                    struct rt_heap_row *row)
 {
     memset(row, 0, sizeof *row);
     row->count = est(s->inuse_objects);
@@ -288,8 +297,15 @@ static int site_row(struct names *nm, const struct agent_site *s, struct rt_heap
             rf->line = f->line;
             if (!rf->function || (f->file && !rf->file)) return -ENOMEM;
         }
-    int named = 0;
-    while (named < row->nstack - 1 && wrapper(row->stack[named].function)) named++;
+    struct heap_site_frame hf[AGENT_MAX_PCS * MAX_INLINED];
+    int nh = 0;
+    for (int i = 0; i < s->npcs; i++)
+        for (int k = 0; k < per[i]->n && nh < (int)(sizeof hf / sizeof hf[0]); k++) {
+            const struct stack_frame *f = &nm->f[per[i]->first + k];
+            hf[nh] = (struct heap_site_frame){f->function, f->module, nh == 0 && alloc_library(nm, f)};
+            nh++;
+        }
+    int named = heap_site_pick(drop, hf, nh);
     return (row->name = strdup(row->stack[named].function)) ? 0 : -ENOMEM;
 }
 
@@ -404,14 +420,20 @@ static int agent_heap(const struct provider_request *rq, struct rt_heap *out, ch
     rc = agent_parse_heap(&r, &ah, err, errlen);
     agent_reply_free(&r);
     if (rc < 0) return rc;
+    struct heap_drop drop;
+    if ((rc = heap_drop_init(&drop, rq->drop_frames, err, errlen)) < 0) {
+        agent_heap_free(&ah);
+        return rc;
+    }
     struct names nm;
     names_open(&nm, rq->pid);
     out->rows = calloc((size_t)(ah.n ? ah.n : 1), sizeof *out->rows);
     if (!out->rows) rc = -ENOMEM;
     for (int i = 0; rc == 0 && i < ah.n; i++) {
-        rc = site_row(&nm, &ah.sites[i], &out->rows[out->n]);
+        rc = site_row(&nm, &drop, &ah.sites[i], &out->rows[out->n]);
         out->n++;
     }
+    heap_drop_free(&drop);
     if (rc == 0) rc = merge_rows(out);
     if (rc < 0) snprintf(err, errlen, "out of memory");
     if (rc == 0 && rq->save_dir) {

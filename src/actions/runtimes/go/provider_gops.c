@@ -18,6 +18,7 @@
 #include "gops_parse.h"
 #include "pprof_read.h"
 #include "actions/runtimes/provider.h"
+#include "actions/runtimes/heap_site.h"
 #include "util/saved_file.h"
 
 #define SMALL_REPLY (1u << 20) /* memstats, stats, version, gc, setgc: a few hundred bytes in practice */
@@ -197,6 +198,31 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Rows named by heap_site's rule, as the native agent's are (Go's profile has left the runtime's allocator out
+ * already: this is for the user's drop_frames). */
+static int name_sites(const struct provider_request *rq, struct rt_heap *h, char *err, size_t errlen)
+{
+    struct heap_drop drop;
+    int rc = heap_drop_init(&drop, rq->drop_frames, err, errlen);
+    for (int i = 0; rc == 0 && i < h->n; i++) {
+        struct rt_heap_row *row = &h->rows[i];
+        if (row->nstack < 2) continue;
+        struct heap_site_frame f[64];
+        int n = row->nstack < 64 ? row->nstack : 64;
+        for (int k = 0; k < n; k++) f[k] = (struct heap_site_frame){row->stack[k].function, NULL, 0};
+        const char *pick = row->stack[heap_site_pick(&drop, f, n)].function;
+        char *name = strdup(pick ? pick : "?");
+        if (!name) rc = -ENOMEM;
+        else {
+            free(row->name);
+            row->name = name;
+        }
+    }
+    if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
+    heap_drop_free(&drop);
+    return rc;
+}
+
 static int gops_heap(const struct provider_request *rq, struct rt_heap *out, char *err, size_t errlen)
 {
     struct gops_reply r;
@@ -211,6 +237,7 @@ static int gops_heap(const struct provider_request *rq, struct rt_heap *out, cha
         rc = saved_file_write(rq->pid, rq->save_dir, "heap", ".pb.gz", r.data, r.len, &out->saved_path, err,
                               errlen);
     gops_reply_free(&r);
+    if (rc == 0) rc = name_sites(rq, out, err, errlen);
     if (rc < 0) {
         rt_heap_free(out);
         return rc;
