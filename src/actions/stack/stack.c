@@ -85,6 +85,17 @@ static void fill_thread_facts(struct stack_thread *t, const struct thread_sample
 
 /* ---- naming, after the process runs again ---- */
 
+/* Whether function, or function.abi0 (a Go assembly function's symbol), is one of names. */
+static int named(const char *function, const char *const *names, size_t nnames)
+{
+    for (size_t i = 0; function && i < nnames; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(function, names[i], n) == 0 && (function[n] == '\0' || strcmp(function + n, ".abi0") == 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Go's stacks: a goroutine starts on a return address into runtime.goexit, and runtime.mcall, systemstack and
  * morestack switch between a goroutine's stack and its thread's. A thread's own stack begins in runtime.clone (the
  * child's first call, at the very top of its new stack) or rt0_go (entered by a jump, with argc above it). What
@@ -94,26 +105,39 @@ int stack_go_end(const char *function)
 {
     static const char *const ends[] = {"runtime.goexit",    "runtime.mcall", "runtime.systemstack",
                                        "runtime.morestack", "runtime.clone", "runtime.rt0_go"};
-    for (size_t i = 0; function && i < sizeof ends / sizeof ends[0]; i++) {
-        size_t n = strlen(ends[i]);
-        if (strncmp(function, ends[i], n) == 0 && (function[n] == '\0' || strcmp(function + n, ".abi0") == 0))
-            return 1;
-    }
-    return 0;
+    return named(function, ends, sizeof ends / sizeof ends[0]);
 }
 
-/* A stack ending in runtime.mstart (a cgo thread's, entered from C) may also end there without being a truncation. */
-void stack_trim_go(struct stack_thread *t)
+/* Where a thread's stack begins: glibc's (clone, clone3, start_thread; _start, __libc_start_main and, since glibc
+ * 2.34, __libc_start_call_main) and Go's (the ends above; runtime.mstart, which a cgo thread enters from
+ * crosscall_amd64, a C trampoline without unwind info). */
+int stack_outermost(const char *function)
 {
+    static const char *const firsts[] = {"clone",          "__clone",           "clone3",
+                                         "__clone3",       "start_thread",      "_start",
+                                         "runtime.mstart", "__libc_start_main", "__libc_start_main_impl",
+                                         "__libc_start_call_main"};
+    return stack_go_end(function) || named(function, firsts, sizeof firsts / sizeof firsts[0]);
+}
+
+void stack_trim(struct stack_thread *t)
+{
+    int unwind_error = t->error[0] && !t->capture_error;
     for (int i = 0; i < t->nframes; i++) {
         if (t->frames[i].inlined || !stack_go_end(t->frames[i].function)) continue;
+        for (int k = i + 1; k < t->nframes; k++) stack_frame_clear(&t->frames[k]);
+        t->nframes = i + 1;
+        if (unwind_error) t->error[0] = '\0';
+        return;
+    }
+    /* Unwinding failed, but past the thread's first frame: what it could not read is not this thread's code. */
+    for (int i = t->nframes - 1; unwind_error && i >= 0; i--) {
+        if (t->frames[i].inlined || !stack_outermost(t->frames[i].function)) continue;
         for (int k = i + 1; k < t->nframes; k++) stack_frame_clear(&t->frames[k]);
         t->nframes = i + 1;
         t->error[0] = '\0';
         return;
     }
-    const char *last = t->nframes > 0 ? t->frames[t->nframes - 1].function : NULL;
-    if (last && strncmp(last, "runtime.mstart", 14) == 0) t->error[0] = '\0';
 }
 
 static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int source)
@@ -131,7 +155,7 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
     }
     memcpy(t->frames, tmp, (size_t)n * sizeof *tmp);
     t->nframes = n;
-    stack_trim_go(t);
+    stack_trim(t);
 }
 
 static unsigned long long start_ticks_of(int pid)
@@ -248,6 +272,7 @@ static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *
         unsigned long long sp, pc, sp2, pc2;
         if (!blocked_at(pid, t->tid, &sp, &pc)) {
             snprintf(t->error, sizeof t->error, "running: its stack cannot be read without stopping it");
+            t->capture_error = 1;
             t->npcs = 0;
             return;
         }
@@ -261,6 +286,7 @@ static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *
         if (blocked_at(pid, t->tid, &sp2, &pc2) && sp2 == sp && pc2 == pc) return;
     }
     snprintf(t->error, sizeof t->error, "woke up while being read: this stack may mix two moments");
+    t->capture_error = 1;
 }
 
 static int capture_running(int pid, const struct stack_options *o, struct unwinder *uw, const struct thread_sample *ts,

@@ -21,6 +21,8 @@ struct stack_thread {
     struct stack_frame *frames; /* symbolized (inlined calls expanded) */
     int nframes;
     char error[128]; /* why unwinding stopped early, "" when it reached the outermost frame */
+    int capture_error; /* error says how the capture went (--no-stop: running, woke up), not where unwinding
+                        * stopped: no outermost frame clears it */
 };
 
 struct stack_result {
@@ -55,9 +57,15 @@ void stack_result_free(struct stack_result *r);
  * its thread's (runtime.goexit, mcall, systemstack, morestack) or a thread's first frame (runtime.clone, rt0_go). */
 int stack_go_end(const char *function);
 
-/* Ends a symbolized Go thread at the first frame past which its stack is not its own (a stack switch, the thread's
- * first frame), dropping the frames beyond and the error they ended in. Other stacks are left as they are. */
-void stack_trim_go(struct stack_thread *t);
+/* Whether a (non-inlined) frame of this function is where a thread's stack begins: a Go end (above), runtime.mstart,
+ * or glibc's clone, clone3, start_thread, _start, __libc_start_main, __libc_start_call_main. */
+int stack_outermost(const char *function);
+
+/* Ends a symbolized thread where its stack is its own: a Go thread at the first stack switch or thread's first frame
+ * (stack_go_end), dropping the frames beyond and the unwind error they ended in; a stack whose unwinding failed
+ * after an outermost frame, at the last such frame, without the error. A failure before any outermost frame (in the
+ * middle of the program's code) keeps its error, and so does a capture_error. */
+void stack_trim(struct stack_thread *t);
 
 struct stack_cache *stack_cache_new(void);
 void stack_cache_free(struct stack_cache *c);
