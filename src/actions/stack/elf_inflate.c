@@ -116,6 +116,20 @@ static int copy_shape(const struct inflate_plan *p, const Elf64_Shdr *s, uint64_
     return (*align & (*align - 1)) || *align > 65536 ? -EINVAL : 0;
 }
 
+/* Is section s one that stacks never read? Location lists place variables, which a stack does not show; they are a
+ * seventh of libc's debug bytes. The copy keeps their headers as SHT_NOBITS, which libdw skips. */
+static int unneeded(const struct inflate_plan *p, const Elf64_Shdr *s)
+{
+    const Elf64_Ehdr *eh = (const void *)p->src;
+    size_t strndx = eh->e_shstrndx == SHN_XINDEX ? p->sh[0].sh_link : eh->e_shstrndx;
+    if (strndx == 0 || strndx >= p->shnum || !has_data(&p->sh[strndx])) return 0;
+    const Elf64_Shdr *str = &p->sh[strndx];
+    if (s->sh_name >= str->sh_size) return 0;
+    const char *name = (const char *)p->src + str->sh_offset + s->sh_name;
+    size_t left = str->sh_size - s->sh_name;
+    return (left > 10 && strcmp(name, ".debug_loc") == 0) || (left > 15 && strcmp(name, ".debug_loclists") == 0);
+}
+
 /* Lays the sections after the prefix out one after the other, in their order, then the section table. */
 static int plan_layout(struct inflate_plan *p, size_t max_bytes)
 {
@@ -127,6 +141,10 @@ static int plan_layout(struct inflate_plan *p, size_t max_bytes)
     uint64_t pos = p->prefix;
     for (size_t k = 0; k < p->norder; k++) {
         Elf64_Shdr *s = &p->sh[p->order[k]];
+        if (has_data(s) && unneeded(p, s)) {
+            s->sh_type = SHT_NOBITS;
+            s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+        }
         if (!has_data(s)) {
             if (s->sh_offset >= p->prefix) s->sh_offset = pos; /* a NOBITS or empty section past the prefix */
             continue;
@@ -156,7 +174,7 @@ static int fill(struct inflate_plan *p, unsigned char *dst)
         size_t i = p->order[k];
         Elf64_Shdr *s = &p->sh[i];
         const Elf64_Shdr *o = &orig[i];
-        if (!has_data(o)) continue;
+        if (!has_data(o) || !has_data(s)) continue;
         if (!(o->sh_flags & SHF_COMPRESSED)) {
             memcpy(dst + s->sh_offset, p->src + o->sh_offset, o->sh_size);
             continue;
@@ -197,11 +215,35 @@ static int write_memfd(struct inflate_plan *p)
     return fd;
 }
 
+/* Whether any section is compressed, from the headers alone (a few kilobytes read): most files a process maps
+ * have nothing compressed, and mapping each whole file to find out cost a warm run more than reading them. */
+static int peek_compressed(int fd, size_t size)
+{
+    Elf64_Ehdr eh;
+    Elf64_Shdr sh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return -EINVAL;
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB) return -ENOTSUP;
+    if (eh.e_shoff == 0 || eh.e_shentsize != sizeof sh || eh.e_shoff > size) return eh.e_shoff ? -EINVAL : 0;
+    uint64_t n = eh.e_shnum;
+    if (n == 0 && (pread(fd, &sh, sizeof sh, (off_t)eh.e_shoff) != (ssize_t)sizeof sh || (n = sh.sh_size) == 0))
+        return -EINVAL;
+    if (n > (size - eh.e_shoff) / sizeof sh) return -EINVAL;
+    Elf64_Shdr *all = malloc(n * sizeof sh);
+    if (!all) return -ENOMEM;
+    int rc = pread(fd, all, n * sizeof sh, (off_t)eh.e_shoff) == (ssize_t)(n * sizeof sh) ? 0 : -EINVAL;
+    for (uint64_t i = 1; rc == 0 && i < n; i++)
+        if ((all[i].sh_flags & SHF_COMPRESSED) && has_data(&all[i])) rc = 1;
+    free(all);
+    return rc;
+}
+
 int elf_inflate_memfd(int src_fd, size_t max_bytes)
 {
     struct stat st;
     if (fstat(src_fd, &st) < 0) return -errno;
     if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) return -EINVAL;
+    int any = peek_compressed(src_fd, (size_t)st.st_size);
+    if (any <= 0) return any == 0 ? -ENODATA : any;
     struct inflate_plan p = {.src_size = (size_t)st.st_size};
     void *src = mmap(NULL, p.src_size, PROT_READ, MAP_PRIVATE, src_fd, 0);
     if (src == MAP_FAILED) return -errno;
