@@ -124,6 +124,7 @@ static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label,
     snprintf(t->prompt.label, sizeof t->prompt.label, "%s", label);
     snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial ? initial : "");
     snprintf(t->prompt.before, sizeof t->prompt.before, "%s", t->prompt.text);
+    t->prompt.cursor = strlen(t->prompt.text); /* at the end, to go on typing */
     t->mode = MODE_PROMPT;
 }
 
@@ -591,7 +592,7 @@ static unsigned prompt_key(struct tui *t, int key)
         tui_set_status(t, 0, "%s", p->no_message);
         return EFFECT_NONE;
     }
-    switch (line_edit_key(p->text, sizeof p->text, key)) {
+    switch (line_edit_key(p->text, sizeof p->text, &p->cursor, key)) {
     case LINE_EDIT_CHANGED: return prompt_changed(t);
     case LINE_EDIT_ACCEPT: return prompt_accept(t);
     case LINE_EDIT_CANCEL: return prompt_cancel(t);

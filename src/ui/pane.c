@@ -226,6 +226,7 @@ static void save_propose(struct tui *t, struct pane *p)
 {
     char dir[4096], err[256], full[4400];
     snprintf(p->input_text, sizeof p->input_text, "%s", p->save_name);
+    p->input_cursor = sizeof p->input_text; /* line_edit keeps it at the end of what the text becomes */
     if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) return;
     size_t n = (size_t)snprintf(full, sizeof full, "%s/%s", dir, p->save_name);
     if (n < sizeof p->input_text) memcpy(p->input_text, full, n + 1);
@@ -234,7 +235,7 @@ static void save_propose(struct tui *t, struct pane *p)
 /* A key while the bottom line edits a search, a filter or a file name (line_edit's keys). */
 static unsigned input_key(struct tui *t, struct pane *p, int key)
 {
-    switch (line_edit_key(p->input_text, sizeof p->input_text, key)) {
+    switch (line_edit_key(p->input_text, sizeof p->input_text, &p->input_cursor, key)) {
     case LINE_EDIT_CANCEL: /* a filter goes back to what held before the \ key */
         if (p->input == PANE_FILTER && p->cls->filter) p->cls->filter(t, p, p->input_before);
         p->input = PANE_KEYS;
@@ -260,6 +261,7 @@ void pane_start_filter(struct pane *p, const char *current)
     p->input = PANE_FILTER;
     snprintf(p->input_text, sizeof p->input_text, "%s", current ? current : "");
     snprintf(p->input_before, sizeof p->input_before, "%s", p->input_text);
+    p->input_cursor = strlen(p->input_text);
 }
 
 /* Cursor keys of a pane whose rows can be chosen. Returns 1 when key moved the cursor. */
@@ -304,6 +306,7 @@ unsigned pane_key(struct tui *t, int key)
     case '/': case KEY_FUNC_FLAG | KEY_F(3):
         p->input = PANE_SEARCH;
         p->input_text[0] = '\0';
+        p->input_cursor = 0;
         break;
     case 'n': show_match(t, p, find_from(p, p->match + 1)); break;
     case 'N': show_match(t, p, find_from(p, p->match - 1 < 0 ? n - 1 : p->match - 1)); break;
@@ -376,13 +379,6 @@ void pane_draw(const struct tui *t, int y0, double now)
         if (chosen) draw_fill(y0 + 1 + i, 0, COLS, attr);
         draw_text(s, y0 + 1 + i, 0, COLS, p->lines.lines[idx], attr);
     }
-    int y = LINES - 1;
-    if (p->input != PANE_KEYS) {
-        const char *label = p->input == PANE_SEARCH ? "Search: " : p->input == PANE_FILTER ? "Filter: " : "Save to: ";
-        int x = draw_text(s, y, 0, COLS, label, screen_attr(s, STYLE_KEY));
-        draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
-        return;
-    }
-    if (message_view_draw(t)) return;
-    footer(t, p, y);
+    if (message_view_draw(t)) return; /* a search, filter or file name being typed, or a message */
+    footer(t, p, LINES - 1);
 }

@@ -80,6 +80,7 @@ struct pane {
     char search[128];
     enum pane_input input;
     char input_text[256];
+    size_t input_cursor; /* byte offset of the cursor in input_text (line_edit) */
     char input_before[256]; /* the filter when the \ key opened its prompt: Esc restores it */
     int busy;
     char busy_text[160];

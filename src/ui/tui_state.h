@@ -32,6 +32,7 @@ struct prompt {
     enum prompt_kind kind;
     char label[512];
     char text[TUI_TEXT_MAX];
+    size_t cursor; /* byte offset of the cursor in text (line_edit) */
     char before[TUI_TEXT_MAX]; /* the text when the prompt opened: Esc in the filter prompt restores it */
     int failed; /* search found nothing */
     char answers[8];                                       /* PROMPT_CONFIRM: the keys that answer, "y", "ch" */
