@@ -84,6 +84,14 @@ int draw_wrapped(const struct screen *s, int y, int left, int w, int *x, const c
     return down;
 }
 
+/* The columns of the word that starts at p. */
+static int word_columns(const char *p)
+{
+    int n = 0;
+    for (; *p && *p != ' '; p++) n += (*p & 0xC0) != 0x80;
+    return n;
+}
+
 int draw_hanging(const struct screen *s, int y, int maxlines, int indent, const char *text, int attr)
 {
     int lines = 0;
@@ -92,6 +100,15 @@ int draw_hanging(const struct screen *s, int y, int maxlines, int indent, const 
     for (const char *p = text; p && *p; lines++) {
         int left = lines ? indent : 0, cols;
         const char *next = wrap_line(p, COLS - left, 0, &cols);
+        if (next && word_columns(next) > COLS - indent) { /* a path longer than any line: it goes on here */
+            next = p;
+            for (cols = 0; *next && cols < COLS - left; cols++) {
+                int len = text_utf8_seqlen((const unsigned char *)next, strlen(next));
+                next += len > 0 ? len : 1;
+            }
+            while (*next == ' ') next++;
+            if (!*next) next = NULL;
+        }
         if (s && lines < maxlines && cols > 0) draw_text(s, y + lines, left, cols, p, attr);
         p = next;
     }

@@ -159,7 +159,18 @@ static void draw_view_state(const struct tui *t, int y)
         if (!items[i].value || !items[i].value[0] || x >= COLS) continue;
         if (x) x += 2;
         x += draw_text(s, y, x, COLS - x, items[i].label, screen_attr(s, STYLE_LABEL));
-        x += draw_text(s, y, x, COLS - x, items[i].value, screen_attr(s, STYLE_VALUE) | (int)A_BOLD);
+        /* Longer than the line: its end is what tells filters apart ("filter: ...build/targets/threads"). */
+        const char *v = items[i].value;
+        int chars = 0, room = COLS - x;
+        for (const char *q = v; *q; q++) chars += (*q & 0xC0) != 0x80;
+        if (chars > room && room > 3) {
+            x += draw_text(s, y, x, 3, "...", screen_attr(s, STYLE_LABEL));
+            for (int skip = chars - (room - 3); skip > 0 && *v; skip -= (*v & 0xC0) != 0x80) {
+                v++;
+                while ((*v & 0xC0) == 0x80) v++;
+            }
+        }
+        x += draw_text(s, y, x, COLS - x, v, screen_attr(s, STYLE_VALUE) | (int)A_BOLD);
     }
 }
 

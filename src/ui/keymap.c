@@ -96,7 +96,7 @@ static void menu_open(struct tui *t, enum menu_kind kind, const char *title)
 static void menu_add(struct menu *m, const char *label, long value, int checked)
 {
     if (m->n >= TUI_MENU_MAX) return;
-    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%.63s", label);
+    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%.*s", TUI_MENU_LABEL - 1, label);
     m->values[m->n] = value;
     m->checked[m->n] = checked;
     m->n++;
@@ -107,8 +107,8 @@ static unsigned key_sort_menu(struct tui *t, int key)
     (void)key;
     menu_open(t, MENU_SORT, "Sort by");
     for (int i = 0; i < COL_COUNT; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "%-8s %.50s", columns_table[i].title, columns_table[i].description);
+        char label[TUI_MENU_LABEL];
+        snprintf(label, sizeof label, "%-8s %s", columns_table[i].title, columns_table[i].description);
         menu_add(&t->menu, label, i, 0);
         if ((int)t->vo.sort == i) t->menu.cursor = i;
     }
@@ -482,7 +482,7 @@ static unsigned columns_menu_key(struct tui *t, int key)
     } else if ((key == '-' || key == '+' || key == '=') && m->checked[c]) {
         int to = key == '-' ? c - 1 : c + 1;
         if (to < 0 || to >= m->n || !m->checked[to]) return EFFECT_NONE;
-        char label[64];
+        char label[TUI_MENU_LABEL];
         long v = m->values[c];
         memcpy(label, m->labels[c], sizeof label);
         memcpy(m->labels[c], m->labels[to], sizeof label);

@@ -229,7 +229,9 @@ static void show_match(struct tui *t, struct pane *p, long line)
 {
     p->match = line;
     if (line < 0) return;
-    if (line < p->top || line >= p->top + pane_rows(t)) p->top = line > 2 ? line - 2 : 0;
+    long rows = pane_rows(t), used = 0;
+    for (long i = p->top; i <= line && used <= rows && line >= p->top; i++) used += line_height(p, p->lines.lines[i]);
+    if (line < p->top || used > rows) p->top = line > 2 ? line - 2 : 0; /* in view, wrapped lines counted */
 }
 
 /* Where S saves: an absolute path as typed, else the name in the dump directory (like every file diagtop writes).
