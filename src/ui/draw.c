@@ -42,7 +42,7 @@ static const char *wrap_line(const char *p, int w, int defer, int *cols)
     size_t left = strlen(p);
     int n = 0, brk_cols = 0;
     while (*q && n < w) {
-        if (*q == ' ') brk = q, brk_cols = n;
+        if (*q == ' ' && q > p && q[-1] != ' ') brk = q, brk_cols = n; /* after a word, not in an indentation */
         int len = text_utf8_seqlen((const unsigned char *)q, left);
         len = len > 0 ? len : 1;
         q += len;
@@ -82,6 +82,57 @@ int draw_wrapped(const struct screen *s, int y, int left, int w, int *x, const c
         down++;
     }
     return down;
+}
+
+/* The columns of the word that starts at p. */
+static int word_columns(const char *p)
+{
+    int n = 0;
+    for (; *p && *p != ' '; p++) n += (*p & 0xC0) != 0x80;
+    return n;
+}
+
+int draw_hanging(const struct screen *s, int y, int maxlines, int indent, const char *text, int attr)
+{
+    int lines = 0;
+    if (COLS <= 0) return 1;
+    if (indent > COLS / 2) indent = 0;
+    for (const char *p = text; p && *p; lines++) {
+        int left = lines ? indent : 0, cols;
+        const char *next = wrap_line(p, COLS - left, 0, &cols);
+        if (next && word_columns(next) > COLS - indent) { /* a path longer than any line: it goes on here */
+            next = p;
+            for (cols = 0; *next && cols < COLS - left; cols++) {
+                int len = text_utf8_seqlen((const unsigned char *)next, strlen(next));
+                next += len > 0 ? len : 1;
+            }
+            while (*next == ' ') next++;
+            if (!*next) next = NULL;
+        }
+        if (s && lines < maxlines && cols > 0) draw_text(s, y + lines, left, cols, p, attr);
+        p = next;
+    }
+    return lines ? lines : 1;
+}
+
+int draw_cut(const struct screen *s, int y, int skip, const char *text, int attr)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t left = strlen(text);
+    int skipped = 0;
+    for (; *p && skipped < skip; skipped++) { /* whole characters off to the left */
+        int len = text_utf8_seqlen(p, left);
+        len = len > 0 ? len : 1;
+        p += len, left -= (size_t)len;
+    }
+    int chars = 0; /* one column each, as draw_text counts them */
+    for (const unsigned char *q = p; *q; q++) chars += (*q & 0xC0) != 0x80;
+    int cut = chars > COLS;
+    int x = skipped > 0 && COLS > 2;
+    if (x) draw_text(s, y, 0, 1, "<", attr | (int)A_BOLD);
+    draw_text(s, y, x, COLS - x - cut, (const char *)p + (x && *p ? text_utf8_seqlen(p, left) : 0), attr);
+    if (cut) draw_text(s, y, COLS - 1, 1, ">", attr | (int)A_BOLD);
+    return cut || skipped > 0;
 }
 
 void draw_fill(int y, int x, int maxw, int attr)

@@ -122,16 +122,23 @@ static void draw_right(const struct tui *t, int x, int w, int height)
     char up[64];
     int la = screen_attr(s, STYLE_LABEL), va = screen_attr(s, STYLE_VALUE);
     struct { const char *label; char value[200]; } rows[4];
-    snprintf(rows[0].value, sizeof rows[0].value, "%d total, %d running, %d sleeping", c->total, c->running,
-             c->sleeping);
     rows[0].label = "Tasks: ";
+    /* At 80 columns the words go before the numbers are cut: "128, 7 running, 120 sleeping", then "128, 7 run". */
+    int room = w - (int)strlen(rows[0].label);
+    if (snprintf(rows[0].value, sizeof rows[0].value, "%d total, %d running, %d sleeping", c->total, c->running,
+                 c->sleeping) > room &&
+        snprintf(rows[0].value, sizeof rows[0].value, "%d, %d running, %d sleeping", c->total, c->running,
+                 c->sleeping) > room)
+        snprintf(rows[0].value, sizeof rows[0].value, "%d, %d run, %d sleep", c->total, c->running, c->sleeping);
     snprintf(rows[1].value, sizeof rows[1].value, "%.2f %.2f %.2f", st->load[0], st->load[1], st->load[2]);
     rows[1].label = "Load average: ";
     header_format_uptime(up, sizeof up, st->uptime_seconds);
     snprintf(rows[2].value, sizeof rows[2].value, "%s", up);
     rows[2].label = "Uptime: ";
-    snprintf(rows[3].value, sizeof rows[3].value, "%d stopped, %d zombie%s%s", c->stopped, c->zombie,
-             c->threads ? ", threads shown" : "", t->paused ? "  PAUSED" : "");
+    if (snprintf(rows[3].value, sizeof rows[3].value, "%d stopped, %d zombie%s%s", c->stopped, c->zombie,
+                 c->threads ? ", threads shown" : "", t->paused ? "  PAUSED" : "") > room)
+        snprintf(rows[3].value, sizeof rows[3].value, "%d stop, %d zombie%s%s", c->stopped, c->zombie,
+                 c->threads ? ", threads" : "", t->paused ? " PAUSED" : "");
     rows[3].label = "Tasks: ";
     for (int i = 0; i < 4 && i < height; i++) {
         int used = draw_text(s, i, x, w, rows[i].label, la);
@@ -152,7 +159,18 @@ static void draw_view_state(const struct tui *t, int y)
         if (!items[i].value || !items[i].value[0] || x >= COLS) continue;
         if (x) x += 2;
         x += draw_text(s, y, x, COLS - x, items[i].label, screen_attr(s, STYLE_LABEL));
-        x += draw_text(s, y, x, COLS - x, items[i].value, screen_attr(s, STYLE_VALUE) | (int)A_BOLD);
+        /* Longer than the line: its end is what tells filters apart ("filter: ...build/targets/threads"). */
+        const char *v = items[i].value;
+        int chars = 0, room = COLS - x;
+        for (const char *q = v; *q; q++) chars += (*q & 0xC0) != 0x80;
+        if (chars > room && room > 3) {
+            x += draw_text(s, y, x, 3, "...", screen_attr(s, STYLE_LABEL));
+            for (int skip = chars - (room - 3); skip > 0 && *v; skip -= (*v & 0xC0) != 0x80) {
+                v++;
+                while ((*v & 0xC0) == 0x80) v++;
+            }
+        }
+        x += draw_text(s, y, x, COLS - x, v, screen_attr(s, STYLE_VALUE) | (int)A_BOLD);
     }
 }
 

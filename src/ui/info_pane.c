@@ -289,6 +289,7 @@ const struct pane_class info_pane_class = {
     .tick = tick,
     .filter = env_filter_changed,
     .title_fit = title_fit,
+    .wrap_lines = 1, /* Left/Right go through the tabs; a long path or value wraps under itself */
     .ready = ready,
     .closed = closed,
     .destroy = destroy,

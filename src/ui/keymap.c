@@ -96,7 +96,7 @@ static void menu_open(struct tui *t, enum menu_kind kind, const char *title)
 static void menu_add(struct menu *m, const char *label, long value, int checked)
 {
     if (m->n >= TUI_MENU_MAX) return;
-    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%.63s", label);
+    snprintf(m->labels[m->n], sizeof m->labels[m->n], "%.*s", TUI_MENU_LABEL - 1, label);
     m->values[m->n] = value;
     m->checked[m->n] = checked;
     m->n++;
@@ -107,8 +107,8 @@ static unsigned key_sort_menu(struct tui *t, int key)
     (void)key;
     menu_open(t, MENU_SORT, "Sort by");
     for (int i = 0; i < COL_COUNT; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "%-8s %.50s", columns_table[i].title, columns_table[i].description);
+        char label[TUI_MENU_LABEL];
+        snprintf(label, sizeof label, "%-8s %s", columns_table[i].title, columns_table[i].description);
         menu_add(&t->menu, label, i, 0);
         if ((int)t->vo.sort == i) t->menu.cursor = i;
     }
@@ -124,6 +124,7 @@ static void prompt_open(struct tui *t, enum prompt_kind kind, const char *label,
     snprintf(t->prompt.label, sizeof t->prompt.label, "%s", label);
     snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial ? initial : "");
     snprintf(t->prompt.before, sizeof t->prompt.before, "%s", t->prompt.text);
+    t->prompt.cursor = strlen(t->prompt.text); /* at the end, to go on typing */
     t->mode = MODE_PROMPT;
 }
 
@@ -481,7 +482,7 @@ static unsigned columns_menu_key(struct tui *t, int key)
     } else if ((key == '-' || key == '+' || key == '=') && m->checked[c]) {
         int to = key == '-' ? c - 1 : c + 1;
         if (to < 0 || to >= m->n || !m->checked[to]) return EFFECT_NONE;
-        char label[64];
+        char label[TUI_MENU_LABEL];
         long v = m->values[c];
         memcpy(label, m->labels[c], sizeof label);
         memcpy(m->labels[c], m->labels[to], sizeof label);
@@ -591,7 +592,7 @@ static unsigned prompt_key(struct tui *t, int key)
         tui_set_status(t, 0, "%s", p->no_message);
         return EFFECT_NONE;
     }
-    switch (line_edit_key(p->text, sizeof p->text, key)) {
+    switch (line_edit_key(p->text, sizeof p->text, &p->cursor, key)) {
     case LINE_EDIT_CHANGED: return prompt_changed(t);
     case LINE_EDIT_ACCEPT: return prompt_accept(t);
     case LINE_EDIT_CANCEL: return prompt_cancel(t);

@@ -5,9 +5,11 @@
 #define DIAGTOP_MESSAGE_VIEW_H
 #include "tui_state.h"
 
-/* The lines the message needs at this width (at most LINES), 0 when there is none to show (a pane's own
- * input line is in front of a status message). */
+/* The lines the message needs at this width (at most LINES), 0 when there is none to show. A pane's search, filter
+ * or file name is shown here too, in front of a status message. */
 int message_view_height(const struct tui *t);
 /* Draws it on its last lines of the screen; returns 0 when there is none (the caller draws its key bar). */
 int message_view_draw(const struct tui *t);
+/* Last before the screen is refreshed: shows the terminal cursor at a typed line's cursor, hides it otherwise. */
+void message_view_place_cursor(const struct tui *t);
 #endif

@@ -48,6 +48,7 @@ static void reset_view(struct pane *p)
     text_lines_free(&p->lines);
     p->title[0] = p->search[0] = p->input_text[0] = p->busy_text[0] = p->save_name[0] = p->proc_name[0] = '\0';
     p->top = 0;
+    p->hscroll = 0;
     p->match = -1;
     p->cursor = p->cursor_first = 0;
     p->input = PANE_KEYS;
@@ -164,6 +165,55 @@ static int pane_rows(const struct tui *t)
     return LINES - t->table_y - bottom > 1 ? LINES - t->table_y - bottom : 1;
 }
 
+/* A line laid out in columns (two blanks between fields, after its indentation) is cut at the width and scrolls
+ * sideways; any other line (a message, a hint) wraps, as every line does in a class whose lines all wrap. */
+static int in_columns(const struct pane *p, const char *line)
+{
+    return !p->cls->wrap_lines && strstr(line + strspn(line, " "), "  ") != NULL;
+}
+
+/* Where a wrapped line goes on: under its value ("Parent chain    1 init <- ..."), else under its first word. */
+static int hanging_indent(const char *line)
+{
+    size_t lead = strspn(line, " ");
+    const char *gap = strstr(line + lead, "  ");
+    if (gap && gap[strspn(gap, " ")]) return (int)(gap - line + (long)strspn(gap, " "));
+    return (int)lead;
+}
+
+static int line_height(const struct pane *p, const char *line)
+{
+    return in_columns(p, line) ? 1 : draw_hanging(NULL, 0, 0, hanging_indent(line), line, 0);
+}
+
+/* The first line of the last screenful: the lines from it to the end fill at most rows lines, wrapped. */
+static long last_top(const struct pane *p, long rows)
+{
+    long top = (long)p->lines.n, used = 0;
+    while (top > 0) {
+        int h = line_height(p, p->lines.lines[top - 1]);
+        if (used + h > rows) break;
+        used += h;
+        top--;
+    }
+    return top < (long)p->lines.n || top == 0 ? top : top - 1;
+}
+
+/* Left/Right: the lines in columns move by 8 characters, up to where the longest one ends. */
+static void scroll_sideways(struct pane *p, int right)
+{
+    int longest = 0;
+    for (size_t i = 0; i < p->lines.n; i++) {
+        if (!in_columns(p, p->lines.lines[i])) continue;
+        int chars = 0;
+        for (const char *q = p->lines.lines[i]; *q; q++) chars += (*q & 0xC0) != 0x80;
+        if (chars > longest) longest = chars;
+    }
+    p->hscroll += right ? 8 : -8;
+    if (p->hscroll > longest - COLS / 2) p->hscroll = longest - COLS / 2;
+    if (p->hscroll < 0) p->hscroll = 0;
+}
+
 /* Next line matching the search, from line from (wrapping); -1 if none. */
 static long find_from(const struct pane *p, long from)
 {
@@ -179,7 +229,9 @@ static void show_match(struct tui *t, struct pane *p, long line)
 {
     p->match = line;
     if (line < 0) return;
-    if (line < p->top || line >= p->top + pane_rows(t)) p->top = line > 2 ? line - 2 : 0;
+    long rows = pane_rows(t), used = 0;
+    for (long i = p->top; i <= line && used <= rows && line >= p->top; i++) used += line_height(p, p->lines.lines[i]);
+    if (line < p->top || used > rows) p->top = line > 2 ? line - 2 : 0; /* in view, wrapped lines counted */
 }
 
 /* Where S saves: an absolute path as typed, else the name in the dump directory (like every file diagtop writes).
@@ -226,6 +278,7 @@ static void save_propose(struct tui *t, struct pane *p)
 {
     char dir[4096], err[256], full[4400];
     snprintf(p->input_text, sizeof p->input_text, "%s", p->save_name);
+    p->input_cursor = sizeof p->input_text; /* line_edit keeps it at the end of what the text becomes */
     if (dump_directory(NULL, t->s->dump_dir, dir, sizeof dir, err, sizeof err) < 0) return;
     size_t n = (size_t)snprintf(full, sizeof full, "%s/%s", dir, p->save_name);
     if (n < sizeof p->input_text) memcpy(p->input_text, full, n + 1);
@@ -234,7 +287,7 @@ static void save_propose(struct tui *t, struct pane *p)
 /* A key while the bottom line edits a search, a filter or a file name (line_edit's keys). */
 static unsigned input_key(struct tui *t, struct pane *p, int key)
 {
-    switch (line_edit_key(p->input_text, sizeof p->input_text, key)) {
+    switch (line_edit_key(p->input_text, sizeof p->input_text, &p->input_cursor, key)) {
     case LINE_EDIT_CANCEL: /* a filter goes back to what held before the \ key */
         if (p->input == PANE_FILTER && p->cls->filter) p->cls->filter(t, p, p->input_before);
         p->input = PANE_KEYS;
@@ -260,6 +313,7 @@ void pane_start_filter(struct pane *p, const char *current)
     p->input = PANE_FILTER;
     snprintf(p->input_text, sizeof p->input_text, "%s", current ? current : "");
     snprintf(p->input_before, sizeof p->input_before, "%s", p->input_text);
+    p->input_cursor = strlen(p->input_text);
 }
 
 /* Cursor keys of a pane whose rows can be chosen. Returns 1 when key moved the cursor. */
@@ -300,10 +354,15 @@ unsigned pane_key(struct tui *t, int key)
     case KEY_FUNC_FLAG | KEY_PPAGE: p->top -= rows - 1; break;
     case KEY_FUNC_FLAG | KEY_NPAGE: case ' ': p->top += rows - 1; break;
     case KEY_FUNC_FLAG | KEY_HOME: p->top = 0; break;
-    case KEY_FUNC_FLAG | KEY_END: p->top = n - rows; break;
+    case KEY_FUNC_FLAG | KEY_END: p->top = last_top(p, rows); break;
+    case KEY_FUNC_FLAG | KEY_LEFT: case KEY_FUNC_FLAG | KEY_RIGHT:
+        if (p->cls->wrap_lines) goto own; /* the class's (the details pane's tabs) */
+        scroll_sideways(p, key == (KEY_FUNC_FLAG | KEY_RIGHT));
+        return EFFECT_NONE;
     case '/': case KEY_FUNC_FLAG | KEY_F(3):
         p->input = PANE_SEARCH;
         p->input_text[0] = '\0';
+        p->input_cursor = 0;
         break;
     case 'n': show_match(t, p, find_from(p, p->match + 1)); break;
     case 'N': show_match(t, p, find_from(p, p->match - 1 < 0 ? n - 1 : p->match - 1)); break;
@@ -316,23 +375,25 @@ unsigned pane_key(struct tui *t, int key)
         if (!p->busy && p->cls->reload) return p->cls->reload(t, p);
         break;
     default:
+    own:
         if (p->cls->key) {
             unsigned fx = p->cls->key(t, p, key);
             if (fx != PANE_KEY_UNHANDLED) return fx;
         }
     }
-    if (p->top > n - rows) p->top = n - rows;
+    long last = last_top(p, rows);
+    if (p->top > last) p->top = last;
     if (p->top < 0) p->top = 0;
     return EFFECT_NONE;
 }
 
 /* The bottom bar: every pane's keys, the class's, and the position; labels shorten before keys go (keybar). */
-static void footer(const struct tui *t, const struct pane *p, int y)
+static void footer(const struct tui *t, const struct pane *p, int y, int sideways)
 {
     const struct screen *s = &t->scr;
     char spec[512], pos[48];
-    snprintf(spec, sizeof spec, "Esc close|Esc  / search|/  n next|n  r refresh|r  S save|S  %s  PgUp/PgDn scroll|PgUp/PgDn",
-             p->cls->keys_help ? p->cls->keys_help : "");
+    snprintf(spec, sizeof spec, "Esc close|Esc  / search|/  n next|n  r refresh|r  S save|S  %s  PgUp/PgDn scroll|PgUp/PgDn%s",
+             p->cls->keys_help ? p->cls->keys_help : "", sideways ? "  Left/Right sideways|Left/Right" : "");
     snprintf(pos, sizeof pos, "[%ld/%zu]", p->lines.n ? p->top + 1 : 0, p->lines.n);
     struct keybar kb;
     keybar_fit(&kb, spec, pos, COLS);
@@ -365,24 +426,20 @@ void pane_draw(const struct tui *t, int y0, double now)
         char text[512], busy[400];
         if (p->cls->progress) p->cls->progress(p, busy, sizeof busy);
         else snprintf(busy, sizeof busy, "%s", p->busy_text);
-        snprintf(text, sizeof text, "%s  %.1f s  (Esc cancels)", busy, now - p->busy_since);
-        draw_text(s, y0 + 1, 1, COLS - 1, text, screen_attr(s, STYLE_VALUE));
+        snprintf(text, sizeof text, " %s  %.1f s  (Esc cancels)", busy, now - p->busy_since);
+        draw_hanging(s, y0 + 1, rows, 1, text, screen_attr(s, STYLE_VALUE));
     }
-    for (int i = 0; i < rows && !p->busy; i++) {
-        long idx = p->top + i;
-        if (idx >= (long)p->lines.n) break;
-        int chosen = idx == p->match || (p->cls->has_cursor && idx == p->cursor && p->lines.n > 0);
+    int y = y0 + 1, end = y0 + 1 + rows, sideways = p->hscroll > 0;
+    for (long idx = p->top; idx < (long)p->lines.n && y < end && !p->busy; idx++) {
+        const char *line = p->lines.lines[idx];
+        int chosen = idx == p->match || (p->cls->has_cursor && idx == p->cursor);
         int attr = chosen ? screen_attr(s, STYLE_SELECTED) : screen_attr(s, STYLE_NORMAL);
-        if (chosen) draw_fill(y0 + 1 + i, 0, COLS, attr);
-        draw_text(s, y0 + 1 + i, 0, COLS, p->lines.lines[idx], attr);
+        int h = line_height(p, line);
+        for (int i = 0; i < h && chosen && y + i < end; i++) draw_fill(y + i, 0, COLS, attr);
+        if (in_columns(p, line)) sideways |= draw_cut(s, y, p->hscroll, line, attr);
+        else draw_hanging(s, y, end - y, hanging_indent(line), line, attr);
+        y += h;
     }
-    int y = LINES - 1;
-    if (p->input != PANE_KEYS) {
-        const char *label = p->input == PANE_SEARCH ? "Search: " : p->input == PANE_FILTER ? "Filter: " : "Save to: ";
-        int x = draw_text(s, y, 0, COLS, label, screen_attr(s, STYLE_KEY));
-        draw_text(s, y, x, COLS - x, p->input_text, screen_attr(s, STYLE_NORMAL));
-        return;
-    }
-    if (message_view_draw(t)) return;
-    footer(t, p, y);
+    if (message_view_draw(t)) return; /* a search, filter or file name being typed, or a message */
+    footer(t, p, LINES - 1, sideways);
 }

@@ -59,6 +59,10 @@ struct pane_class {
     /* Rows can be chosen: Up/Down/PgUp/PgDn/Home/End move a highlighted cursor line (p->cursor) within
      * [cursor_first, lines), and Enter goes to key() with the cursor on the row. */
     int has_cursor;
+    /* Every line wraps, tables too (Left/Right are the class's own keys). Otherwise a line laid out in columns
+     * (two blanks between fields) is cut at the width with a marker and Left/Right scroll it sideways, and any
+     * other line (a message, a hint) wraps. */
+    int wrap_lines;
     /* The title line fitted to width columns (a tab bar that scrolls, say); NULL: p->title, clipped. */
     void (*title_fit)(const struct pane *p, int width, char *buf, size_t n);
     /* At exit, after closed: frees what the state holds. Not called while a job that would not stop still uses the
@@ -75,11 +79,13 @@ struct pane {
     char title[256];
     struct text_lines lines;
     long top;
+    int hscroll; /* characters of the lines laid out in columns scrolled off to the left (Left/Right) */
     long match; /* line of the last search hit, -1 */
     long cursor, cursor_first; /* has_cursor: the chosen line, and the first line that can be chosen */
     char search[128];
     enum pane_input input;
     char input_text[256];
+    size_t input_cursor; /* byte offset of the cursor in input_text (line_edit) */
     char input_before[256]; /* the filter when the \ key opened its prompt: Esc restores it */
     int busy;
     char busy_text[160];

@@ -12,6 +12,7 @@
 #include "util/clock.h"
 #include "header_view.h"
 #include "keymap.h"
+#include "line_edit.h"
 #include "message_view.h"
 #include "overlay_view.h"
 #include "pane.h"
@@ -56,6 +57,7 @@ static void draw(struct tui *t)
     } else if (t->mode == MODE_PANE && t->panes.front) {
         header_view_draw(t); /* the meters keep refreshing above the pane */
         pane_draw(t, t->table_y - 1, clock_monotonic_seconds());
+        message_view_place_cursor(t);
         refresh();
         return;
     } else {
@@ -64,6 +66,7 @@ static void draw(struct tui *t)
         if (t->mode == MODE_MENU) overlay_view_menu(t);
     }
     overlay_view_bottom(t);
+    message_view_place_cursor(t);
     refresh();
 }
 
@@ -97,6 +100,13 @@ static unsigned handle_mouse(struct tui *t)
     return EFFECT_NONE;
 }
 
+/* A line editor has the keys: a prompt that is typed into, or a pane's search, filter or file name. */
+static int editing(const struct tui *t)
+{
+    if (t->mode == MODE_PROMPT) return t->prompt.kind != PROMPT_CONFIRM;
+    return t->mode == MODE_PANE && t->panes.front && t->panes.front->input != PANE_KEYS;
+}
+
 /* Reads every pending key; returns the effects asked for, and in *any whether a key (or a resize) came. */
 static unsigned read_keys(struct tui *t, int *any)
 {
@@ -115,6 +125,13 @@ static unsigned read_keys(struct tui *t, int *any)
             key = KEY_FUNC_FLAG | (int)wc;
         } else {
             key = (int)wc;
+        }
+        if (key == 27 && editing(t)) { /* Alt-B/F/D come as Esc and the letter, together */
+            wint_t next;
+            int nrc = get_wch(&next);
+            if (nrc == OK && next < 0x80 && strchr("bfdBFD", (int)next)) key = LINE_EDIT_ALT | (int)next;
+            else if (nrc == KEY_CODE_YES) ungetch((int)next); /* Esc, then a key of its own */
+            else if (nrc == OK) unget_wch(next);
         }
         effects |= keymap_dispatch(t, key);
         if (t->quit) break;

@@ -12,6 +12,7 @@
 #define TUI_TEXT_MAX 256
 #define TUI_STATUS_MAX 1024 /* a refusal with its reason and what would help */
 #define TUI_MENU_MAX 64
+#define TUI_MENU_LABEL 80 /* a column's title and its whole description */
 #define TUI_MAX_TAGS 4096
 #define KEY_FUNC_FLAG 0x40000000 /* function/arrow keys from curses, apart from typed characters */
 
@@ -23,7 +24,7 @@ struct menu {
     enum menu_kind kind;
     char title[64];
     int n, cursor, top;
-    char labels[TUI_MENU_MAX][64];
+    char labels[TUI_MENU_MAX][TUI_MENU_LABEL];
     long values[TUI_MENU_MAX];
     int checked[TUI_MENU_MAX]; /* columns menu: shown or not */
 };
@@ -32,6 +33,7 @@ struct prompt {
     enum prompt_kind kind;
     char label[512];
     char text[TUI_TEXT_MAX];
+    size_t cursor; /* byte offset of the cursor in text (line_edit) */
     char before[TUI_TEXT_MAX]; /* the text when the prompt opened: Esc in the filter prompt restores it */
     int failed; /* search found nothing */
     char answers[8];                                       /* PROMPT_CONFIRM: the keys that answer, "y", "ch" */

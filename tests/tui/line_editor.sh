@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every text prompt edits as readline does (Ctrl-U clears the line, Ctrl-W removes a word, Backspace a character,
-# Esc cancels, Enter accepts), and the line under the meters says which filter and search hold. At 80x24.
+# Esc cancels, Enter accepts; the cursor moves with Left/Right, Home/End, Ctrl-A/E/B/F and Alt-B/F, characters go
+# in at it, Delete and Ctrl-D remove the one under it, and the terminal's cursor is shown there), and the line
+# under the meters says which filter and search hold. At 80x24.
 . "$(dirname "$0")/../lib.sh"
 
 start_target a "$TARGETS/sleeper" "lined-aaa"; A=$TARGET_PID
@@ -50,6 +52,38 @@ tui_keys r Space l i n e d - a a a Enter
 check "the edited filter holds" state_is "filter: sleeper lined-aaa"
 check "its rows" rows_are "$A"
 
+# The cursor: where the terminal shows it (x y, visible), and typing in the middle of the line.
+cursor_at() {
+    local i got
+    for i in $(seq 30); do
+        got=$(tmux -L "$TMUX_SOCKET" display -p '#{cursor_x} #{cursor_y} #{cursor_flag}')
+        [ "$got" = "$1 $2 1" ] && return 0
+        sleep 0.1
+    done
+    echo "  cursor (x y shown): $got, expected $1 $2 1" >&2
+    return 1
+}
+tui_keys F4
+tui_wait '^Filter: sleeper lined-aaa *$' || fail "F4 did not reopen"
+check "the terminal cursor is shown after the text" cursor_at 25 23
+tui_keys Home
+check "Home: the cursor at the text's start" cursor_at 8 23
+tui_keys Right Right C-f x
+check "Right and Ctrl-F move; a character goes in at the cursor" tui_wait '^Filter: slexeper lined-aaa *$'
+check "the cursor after what was typed" cursor_at 12 23
+tui_keys DC C-d
+check "Delete and Ctrl-D remove the character under the cursor" tui_wait '^Filter: slexer lined-aaa *$'
+tui_keys End Left C-b M-b
+check "End, Left, Ctrl-B and Alt-B: the start of the last word" cursor_at 21 23
+tui_keys M-b M-b y M-f z
+check "Alt-B back two words, Alt-F forward over one" tui_wait '^Filter: yslexerz lined-aaa *$'
+tui_keys C-e q C-a w
+check "Ctrl-E and Ctrl-A go to the ends" tui_wait '^Filter: wyslexerz lined-aaaq *$'
+check "the filter follows edits in the middle" state_is "filter: wyslexerz lined-aaaq"
+tui_keys Escape
+check "Esc after moving the cursor still cancels" state_is "filter: sleeper lined-aaa"
+check "the cursor is hidden again in the table" bash -c "[ \"\$(tmux -L '$TMUX_SOCKET' display -p '#{cursor_flag}')\" = 0 ]"
+
 tui_keys F4 C-u z z z
 check "a filter matching nothing shows no rows" rows_are
 tui_keys Escape
@@ -75,6 +109,10 @@ tui_keys / f o o Space b a r C-w
 check "Ctrl-W in a pane's search prompt" tui_wait '^Search: foo *$'
 tui_keys C-u
 check "Ctrl-U in a pane's search prompt" tui_wait '^Search: *$'
+tui_keys f o o Home x M-f y
+check "a pane's prompt moves its cursor too" tui_wait '^Search: xfooy *$'
+check "and shows it there" cursor_at 13 23
+tui_keys C-u
 tui_keys Escape Escape q
 tui_wait_exit
 check "q quits" test "$TUI_EXIT" = 0
