@@ -47,7 +47,7 @@ cache_written() { # CACHE_HOME: libc's inflated copy is there, uncompressed, and
     for _ in $(seq 100); do [ -s "$f" ] && break; sleep 0.1; done
     [ -s "$f" ] && readelf -S -W "$f" 2>/dev/null | grep -q '\.debug_info ' &&
         ! readelf -S -W "$f" 2>/dev/null | grep -E '\.debug_(info|line) ' | grep -q ' C ' &&
-        [ "$(ls -A "$1/diagtop/debug" | grep -vc '\.debug$')" = 0 ]
+        [ "$(ls -A "$1/diagtop/debug" | grep -c '\.tmp\.')" = 0 ]
 }
 check "libc's compressed debug info was decompressed once into the cache" cache_written "$XDG_CACHE_HOME"
 same_frames() { # A.json B.json
@@ -81,11 +81,18 @@ if [ "$(id -u)" -eq 0 ] && mkdir -p "$TMP/rocache" "$TMP/fullcache" && mount -t 
         check "a $c directory: the same frames" same_frames "$TMP/$c.json" "$TMP/s100.json"
     done
     sleep 0.5
-    check "a full cache directory: nothing half-written is left" bash -c "! find '$TMP/fullcache' -type f | grep -q ."
+    check "a full cache directory: no debug copy, nothing half-written" bash -c "
+    ! find '$TMP/fullcache' -type f | grep -Eq '\.debug$|\.tmp\.'"
     umount "$TMP/rocache" "$TMP/fullcache"
 fi
 DIAGTOP_NO_DEBUG_CACHE=1 "$DIAGTOP" stack --json "$T" >"$TMP/nocache.json"
 check "frames are the same with and without the cache" same_frames "$TMP/s100.json" "$TMP/nocache.json"
+check "the frames learnt are kept per build-id, next to the debug copies" bash -c "
+    ls '$XDG_CACHE_HOME/diagtop/debug/$BID.sep.v1.frames' >/dev/null"
+for f in "$XDG_CACHE_HOME"/diagtop/debug/*.frames; do head -c 300 /dev/urandom >"$f"; done
+"$DIAGTOP" stack --json "$T" >"$TMP/garbled.json" 2>"$TMP/garbled.err"
+check "kept frames garbled: the same frames, nothing said" bash -c "
+    $(declare -f same_frames); same_frames '$TMP/garbled.json' '$TMP/nocache.json' && [ ! -s '$TMP/garbled.err' ]"
 "$DIAGTOP" stack "$T" >"$TMP/text.txt"
 check "text: grouped identical stacks and a header with the stop time" bash -c "
     grep -Eq '^Process $T \(threads\): 101 threads, stopped for [0-9.]+ ms' '$TMP/text.txt' &&

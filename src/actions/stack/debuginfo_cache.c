@@ -19,7 +19,7 @@
 /* Beyond this, libdw reads the file and inflates it itself: a memfd is memory. */
 #define INFLATE_MAX (1UL << 30)
 
-static int cache_dir(char *buf, size_t bufsz)
+int debuginfo_cache_dir(char *buf, size_t bufsz)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg == '/') snprintf(buf, bufsz, "%s/diagtop/debug", xdg);
@@ -84,8 +84,7 @@ int debuginfo_cache_decompress(int src_fd, const char *path)
     return rc;
 }
 
-/* The module's build-id in hex, or -1. */
-static int build_id_hex(Dwfl_Module *mod, char *hex, size_t hexsz)
+int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz)
 {
     const unsigned char *id;
     GElf_Addr vaddr;
@@ -99,7 +98,7 @@ static int build_id_hex(Dwfl_Module *mod, char *hex, size_t hexsz)
 static int cached_path(const char *hex, char *buf, size_t bufsz)
 {
     char dir[4096];
-    if (cache_dir(dir, sizeof dir) < 0) return -1;
+    if (debuginfo_cache_dir(dir, sizeof dir) < 0) return -1;
     return snprintf(buf, bufsz, "%.3900s/%s.debug", dir, hex) < (int)bufsz ? 0 : -1;
 }
 
@@ -124,7 +123,7 @@ static int inflate(int fd, const char *path)
     int mem = elf_inflate_memfd(fd, INFLATE_MAX);
     if (mem < 0) return mem;
     char dir[4096];
-    if (path && cache_dir(dir, sizeof dir) == 0 && fileio_mkdirs(dir, 0700) == 0 && enough_space(path, fd))
+    if (path && debuginfo_cache_dir(dir, sizeof dir) == 0 && fileio_mkdirs(dir, 0700) == 0 && enough_space(path, fd))
         keep_detached(mem, path);
     return mem;
 }
@@ -135,7 +134,7 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
 {
     char hex[132], path[4200], sys[256];
     int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE");
-    int have_id = build_id_hex(mod, hex, sizeof hex) == 0 && cached_path(hex, path, sizeof path) == 0;
+    int have_id = debuginfo_cache_build_id(mod, hex, sizeof hex) == 0 && cached_path(hex, path, sizeof path) == 0;
     if (have_id) {
         int cached = use_cache ? open(path, O_RDONLY | O_CLOEXEC) : -1;
         if (cached >= 0) {
@@ -171,7 +170,7 @@ static int program_copy_path(int fd, char *buf, size_t bufsz)
 {
     struct stat st;
     char dir[4096];
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || cache_dir(dir, sizeof dir) < 0) return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || debuginfo_cache_dir(dir, sizeof dir) < 0) return -1;
     return snprintf(buf, bufsz, "%.3900s/%llx-%llx-%llx-%llx.%09ld.elf", dir, (unsigned long long)st.st_dev,
                     (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
                     (unsigned long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < (int)bufsz ? 0 : -1;

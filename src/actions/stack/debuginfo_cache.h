@@ -18,6 +18,11 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
 int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
                              char **file_name, Elf **elfp);
 
+/* The cache's directory ($XDG_CACHE_HOME/diagtop/debug, else ~/.cache/diagtop/debug), or -1 without either. */
+int debuginfo_cache_dir(char *buf, size_t bufsz);
+/* The module's build-id in hex, or -1 when it has none. */
+int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz);
+
 /* Writes a copy of the ELF file at src_fd with every compressed section decompressed to path (via a temporary
  * file and rename). Returns 0 or -errno. Exposed for tests. */
 int debuginfo_cache_decompress(int src_fd, const char *path);

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debuginfo_cache.h"
 #include "demangle.h"
 #include "dwarf_scopes.h"
+#include "frame_cache.h"
 #include "modules.h"
 
 #define CACHE_BUCKETS 1024
@@ -24,11 +26,19 @@ struct cached {
     struct cached *next;
 };
 
+/* A module's frames kept across runs (NULL: none, it has no build-id or the cache is off). */
+struct module_frames {
+    Dwfl_Module *mod;
+    struct frame_cache *fc;
+};
+
 struct symbolizer {
     struct modules *m;
     unsigned generation; /* of the modules the cache was filled from */
     struct cached *buckets[CACHE_BUCKETS];
     struct dwarf_scopes *scopes; /* each unit's functions, indexed on first use */
+    struct module_frames *kept;  /* one per module looked up */
+    size_t nkept, cap_kept;
 };
 
 void stack_frame_clear(struct stack_frame *f)
@@ -50,6 +60,49 @@ static void cache_clear(struct symbolizer *sy)
         sy->buckets[i] = NULL;
     }
     dwarf_scopes_clear(sy->scopes);
+    for (size_t i = 0; i < sy->nkept; i++) frame_cache_close(sy->kept[i].fc); /* writes what was learnt */
+    free(sy->kept);
+    sy->kept = NULL;
+    sy->nkept = sy->cap_kept = 0;
+}
+
+/* Whether the module's own file carries DWARF (not only a separate debug file). */
+static int has_own_dwarf(Dwfl_Module *mod)
+{
+    Dwarf_Addr bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    size_t shstrndx;
+    if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0) return 0;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+        if (n && strcmp(n, ".debug_info") == 0 && sh.sh_type != SHT_NOBITS) return 1;
+    }
+    return 0;
+}
+
+/* The kept frames of mod, opened on its first lookup. */
+static struct frame_cache *kept_frames(struct symbolizer *sy, Dwfl_Module *mod)
+{
+    for (size_t i = 0; i < sy->nkept; i++)
+        if (sy->kept[i].mod == mod) return sy->kept[i].fc;
+    if (sy->nkept == sy->cap_kept) {
+        size_t c = sy->cap_kept ? sy->cap_kept * 2 : 16;
+        struct module_frames *k = realloc(sy->kept, c * sizeof *k);
+        if (!k) return NULL;
+        sy->kept = k;
+        sy->cap_kept = c;
+    }
+    char hex[132], name[160];
+    struct frame_cache *fc = NULL;
+    if (debuginfo_cache_build_id(mod, hex, sizeof hex) == 0) {
+        /* A stripped copy has its original's build-id but not its DWARF: each is kept apart, so that a run shows
+         * what it would have shown without the kept frames. */
+        snprintf(name, sizeof name, "%s.%s", hex, has_own_dwarf(mod) ? "own" : "sep");
+        fc = frame_cache_open(name);
+    }
+    sy->kept[sy->nkept++] = (struct module_frames){mod, fc};
+    return fc;
 }
 
 struct symbolizer *symbolizer_new(struct modules *m)
@@ -139,6 +192,17 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     Dwarf_Addr mod_start;
     const char *mod_name = dwfl_module_info(mod, NULL, &mod_start, NULL, NULL, NULL, NULL, NULL);
     base.module = basename_dup(mod_name);
+    /* Named in an earlier run: the same build-id at the same offset has the same frames. */
+    struct frame_cache *fc = kept_frames(sy, mod);
+    int n = frame_cache_get(fc, pc - mod_start, return_address, want_source, out, max);
+    if (n > 0) {
+        for (int i = 0; i < n; i++) {
+            out[i].pc = pc;
+            out[i].module = dup_or_null(base.module);
+        }
+        free(base.module);
+        return n;
+    }
     GElf_Off sym_off = 0;
     GElf_Sym sym;
     const char *symbol = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
@@ -160,7 +224,6 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
             function = die_name(&chain[i]);
     base.function = demangle_dup(function ? function : symbol);
 
-    int n = 0;
     if (want_source && cu) {
         Dwarf_Line *where = dwarf_getsrc_die(cu, addr - bias);
         char *file = where ? dup_or_null(dwarf_linesrc(where, NULL, NULL)) : NULL;
@@ -187,6 +250,7 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     }
     free(chain);
     out[n++] = base;
+    if (cu) frame_cache_put(fc, pc - mod_start, return_address, want_source, out, n); /* only answers from DWARF */
     return n;
 }
 
