@@ -133,6 +133,12 @@ struct rt_profile {
 
 void rt_profile_free(struct rt_profile *p);
 
+struct cpu_report;
+/* The top functions of a CPU report into out's rows and total (flat: samples whose innermost frame is the function;
+ * cum: those with it anywhere on the stack, once a stack; in the report's cpu_ns), by flat, largest first. Leaves
+ * the other fields alone. Returns 0 or -ENOMEM (the rows made so far stay for rt_profile_free). */
+int rt_profile_from_report(const struct cpu_report *r, struct rt_profile *out);
+
 /* ---- a file the runtime wrote for us (heap dump) ---- */
 
 struct rt_file {
