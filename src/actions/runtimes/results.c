@@ -232,8 +232,8 @@ static int by_fn_name(const void *a, const void *b)
 }
 
 /* Top functions of a report: flat (innermost frame) and cumulative (anywhere on the stack, once per stack), in
- * nanoseconds of CPU. */
-static int profile_rows(const struct cpu_report *r, struct rt_profile *out)
+ * nanoseconds of CPU or in samples. */
+static int profile_rows(const struct cpu_report *r, int samples, struct rt_profile *out)
 {
     int n = r->nframes, rc = 0, nfn = 0;
     struct fn_index *ix = calloc((size_t)(n ? n : 1), sizeof *ix);
@@ -264,14 +264,15 @@ static int profile_rows(const struct cpu_report *r, struct rt_profile *out)
     for (int s = 0; rc == 0 && s < r->nstacks; s++) {
         const struct cpu_stack *cs = &r->stacks[s];
         if (!cs->nframes) continue;
-        out->rows[fn_of[cs->frames[0]]].flat += cs->cpu_ns;
+        long long v = samples ? cs->samples : cs->cpu_ns;
+        out->rows[fn_of[cs->frames[0]]].flat += v;
         for (int k = 0; k < cs->nframes; k++) {
             int fn = fn_of[cs->frames[k]];
             if (seen[fn] == s) continue;
             seen[fn] = s;
-            out->rows[fn].cum += cs->cpu_ns;
+            out->rows[fn].cum += v;
         }
-        out->total += cs->cpu_ns;
+        out->total += v;
     }
     for (int i = 0; ix && i < n; i++) free(ix[i].name);
     free(ix);
@@ -288,9 +289,9 @@ static int by_flat(const void *a, const void *b)
     return strcmp(x->function, y->function);
 }
 
-int rt_profile_from_report(const struct cpu_report *r, struct rt_profile *out)
+int rt_profile_from_report(const struct cpu_report *r, int samples, struct rt_profile *out)
 {
-    int rc = profile_rows(r, out);
+    int rc = profile_rows(r, samples, out);
     if (rc == 0 && out->n > 1) qsort(out->rows, (size_t)out->n, sizeof *out->rows, by_flat);
     return rc;
 }

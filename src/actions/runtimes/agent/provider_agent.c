@@ -586,7 +586,7 @@ static int agent_profile(const struct provider_request *rq, struct rt_profile *o
     names_open(&nm, rq->pid);
     struct cpu_report rep;
     if ((rc = build_report(&nm, rq->pid, &ap, &rep)) == 0) {
-        rc = rt_profile_from_report(&rep, out);
+        rc = rt_profile_from_report(&rep, 0, out);
         cpu_report_free(&rep);
     }
     if (rc < 0) snprintf(err, errlen, "out of memory");

@@ -26,11 +26,14 @@
 #include "hotspot_attach.h"
 #include "hotspot_parse.h"
 #include "hsperf.h"
+#include "jfr_read.h"
 #include "actions/runtimes/provider.h"
 #include "util/saved_file.h"
 
 #define NAME "hotspot"
-#define LOCK_WAIT_STEP 0.01 /* a later step of one operation waits its turn behind another request */
+#define LOCK_WAIT_STEP 0.01
+#define JFR_MAX_BYTES (512u << 20) /* a recording decoded for its samples; a larger one is only saved */
+#define JFR_PERIOD_NS 10000000LL   /* settings=profile samples each thread running Java code every 10 ms */ /* a later step of one operation waits its turn behind another request */
 
 /* ---- one exchange ---- */
 
@@ -538,11 +541,50 @@ static int hs_heap_dump(const struct provider_request *rq, struct rt_file *out, 
 
 /* ---- CPU profile: a JFR recording ---- */
 
+/* The recording's execution samples (our reader, jfr_read) as the top functions into out; what went wrong into
+ * out->note: the file is saved whatever it holds. */
+static void profile_decode(int dirfd, const char *path, struct rt_profile *out)
+{
+    ssize_t n;
+    char *data = fileio_read_file(dirfd, path, JFR_MAX_BYTES + 1, &n);
+    if (!data) {
+        snprintf(out->note, sizeof out->note, "the recording could not be read back: %s", strerror(errno));
+        return;
+    }
+    if ((size_t)n > JFR_MAX_BYTES) {
+        free(data);
+        snprintf(out->note, sizeof out->note, "the recording is larger than %u MiB: not decoded",
+                 JFR_MAX_BYTES >> 20);
+        return;
+    }
+    struct cpu_report rep;
+    char err[256];
+    int rc = jfr_read_report(data, (size_t)n, JFR_PERIOD_NS, &rep, err, sizeof err);
+    free(data);
+    if (rc < 0) {
+        snprintf(out->note, sizeof out->note, "%s", err);
+        return;
+    }
+    for (int i = 0; i < out->n; i++) {
+        free(out->rows[i].function);
+        free(out->rows[i].file);
+    }
+    free(out->rows);
+    out->rows = NULL;
+    out->n = 0;
+    out->total = 0;
+    if (rt_profile_from_report(&rep, 1, out) < 0) snprintf(out->note, sizeof out->note, "out of memory");
+    else if (!rep.samples)
+        snprintf(out->note, sizeof out->note, "no execution samples: no thread ran Java code while it recorded");
+    cpu_report_free(&rep);
+}
+
 static int hs_profile(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     set_provider(out->provider, sizeof out->provider);
     snprintf(out->format, sizeof out->format, "jfr");
+    snprintf(out->unit, sizeof out->unit, "samples"); /* JFR's: a thread in Java code, about every 10 ms */
     double seconds = rq->seconds > 0 ? rq->seconds : 30.0, slow = rq->timeout + 20.0; /* JFR's first start: ~0.5-2 s */
     struct saved s = {.fd = -1};
     struct jvm_dir d;
@@ -591,6 +633,7 @@ static int hs_profile(const struct provider_request *rq, struct rt_profile *out,
         progress(rq, 0.95);
         rc = fetch(rq, &d, &s, "cpu", ".jfr", 0.95, &out->saved_path, &bytes, err, errlen);
     }
+    if (rc == 0) profile_decode(AT_FDCWD, out->saved_path, out);
     saved_abort(&s);
     jvm_dir_remove(&d);
     if (rc < 0) {
