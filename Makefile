@@ -165,9 +165,13 @@ build/targets/java/Leaky.class: tests/targets/Leaky.java
 	@mkdir -p $(dir $@)
 	$(call say,JAVAC,$@)
 	$(Q)javac -d $(dir $@) $<
+build/targets/java/Burner.class: tests/targets/Burner.java
+	@mkdir -p $(dir $@)
+	$(call say,JAVAC,$@)
+	$(Q)javac -d $(dir $@) $<
 
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme-stripped build/targets/gopsy \
-    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class: | $(TEST_DEPS_STAMP)
+    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class: | $(TEST_DEPS_STAMP)
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
 # include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
@@ -180,7 +184,7 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
-         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class
+         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class
 
 run: all
 	./build/diagtop

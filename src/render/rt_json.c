@@ -151,6 +151,7 @@ char *rt_json_profile(int pid, const struct rt_profile *p)
     json_add_fixed(doc, "seconds", p->seconds, 3);
     json_add_i64(doc, "total", p->total);
     json_add_string_or_null(doc, "saved_path", p->saved_path);
+    json_add_string_or_null(doc, "note", p->note[0] ? p->note : NULL);
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
     for (int i = 0; i < p->n; i++) {
         cJSON *j = cJSON_CreateObject();

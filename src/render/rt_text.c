@@ -261,12 +261,16 @@ int rt_text_profile(const struct rt_profile *p, int limit, struct text_lines *ou
     add_clean(out, "CPU profile from %s: %.1f s%s%s", p->provider, p->seconds, p->saved_path ? ", saved as " : "",
               p->saved_path ? p->saved_path : "");
     if (p->n == 0) {
+        if (p->note[0]) add_clean(out, "%s", p->note);
         if (!strcmp(p->format, "jfr"))
             add_clean(out, "(a JFR recording: open it with `jfr print --events jdk.ExecutionSample %s` or JDK Mission Control)",
                       or_dash(p->saved_path));
         return 0;
     }
     if (!strcmp(p->format, "pprof") && p->saved_path) add_clean(out, "(go tool pprof -top %s)", p->saved_path);
+    if (!strcmp(p->format, "jfr") && p->saved_path)
+        add_clean(out, "(JFR's execution samples of threads in Java code; jfr print --events jdk.ExecutionSample %s)",
+                  p->saved_path);
     text_lines_add(out, "%s", "");
     int n = limit > 0 && limit < p->n ? limit : p->n;
     int ns = !strcmp(p->unit, "nanoseconds");

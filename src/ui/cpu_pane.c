@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "actions/capture/capture.h"
+#include "util/dump_path.h"
 #include "collect/proctable.h"
 #include "render/cpu_top.h"
 #include "render/flame.h"
@@ -21,10 +22,13 @@
 
 enum cpu_view { VIEW_TOP, VIEW_CALLERS, VIEW_ICICLE };
 
-/* C on a process without a runtime profiler: diagtop's own sampler in a worker, its report shown live (py-spy's
- * `top`): the top functions, callers and callees of one, or an icicle. */
+/* C on a process without a runtime profiler, or on a JVM (JFR, dumped every few seconds): diagtop's own sampler,
+ * or the recording, in a worker, its report shown live (py-spy's `top`): the top functions, callers and callees of
+ * one, or an icicle. */
 struct cpu_pane {
     int pid;
+    const char *by;                 /* NULL: diagtop's sampler; else the runtime's provider ("hotspot") */
+    char dir[4096];                 /* where the runtime's recording is saved */
     struct capture_profile_options o; /* diagtop's sampler (CAPTURE_NATIVE), live */
     struct cpu_report result;       /* what the worker returns at the end */
     int rc;
@@ -62,7 +66,7 @@ static void run(struct job *j)
     cp->o.cancel = &j->cancel;
     struct capture_profile c;
     cp->rc = capture_profile(cp->pid, &cp->o, &c, cp->err, sizeof cp->err);
-    cp->result = c.report; /* natively, the answer is always the sampler's report */
+    cp->result = c.report; /* the sampler's report, or the runtime's live one: a report either way */
 }
 
 static void show(struct cpu_pane *cp, struct cpu_report *r)
@@ -86,7 +90,9 @@ static void render(struct tui *t, struct pane *p)
     p->cursor_first = 0;
     drop_top(cp);
     if (!cp->have_shown) {
-        text_lines_add(&tl, "%s", cp->rc < 0 ? cp->err : "Sampling... (the first numbers come within a second)");
+        text_lines_add(&tl, "%s", cp->rc < 0 ? cp->err : cp->by ? "Recording with JFR... (the first numbers come within "
+                                                                  "5 s, then every 5 s)"
+                                                        : "Sampling... (the first numbers come within a second)");
     } else if (cp->view == VIEW_CALLERS) {
         if (cpu_top_callers(&cp->shown, cp->fn_name, cp->fn_module, cp->tid, COLS, &tl) == -ENOENT)
             text_lines_add(&tl, "(no samples of this function%s)", cp->tid ? " in this thread" : "");
@@ -105,6 +111,10 @@ static void render(struct tui *t, struct pane *p)
     }
     pane_set_lines(p, &tl);
     const char *state = p->job.running ? (p->job.cancel ? "stopping" : "live") : "stopped";
+    if (cp->by)
+        pane_set_title(p, "CPU profile of %d (%s), from %s (JFR), %s%s", cp->pid, p->proc_name, cp->by, state,
+                       cp->view == VIEW_CALLERS ? ": callers and callees" : cp->view == VIEW_ICICLE ? ": icicle" : "");
+    else
     pane_set_title(p, "CPU profile of %d (%s), diagtop's sampler (%s), %s%s", cp->pid, p->proc_name,
                    cp->have_shown ? cp->shown.method : "...", state,
                    cp->view == VIEW_CALLERS ? ": callers and callees" : cp->view == VIEW_ICICLE ? ": icicle" : "");
@@ -216,6 +226,7 @@ static void ready(struct tui *t, struct pane *p)
     struct cpu_pane *cp = p->state;
     if (cp->rc == 0) show(cp, &cp->result);
     else tui_set_status(t, 1, "profile failed: %s", cp->err);
+    if (cp->rc == 0 && cp->shown.saved_path) tui_set_status(t, 0, "recording saved to %s", cp->shown.saved_path);
     if (t->panes.front == p) render(t, p);
 }
 
@@ -260,7 +271,15 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     forget(cp);
     cp->pid = row->tgid;
     capture_profile_options_default(&cp->o);
-    cp->o.from = CAPTURE_NATIVE;
+    cp->o.want_live = 1;
+    cp->o.timeout = t->s->agent_timeout;
+    struct capture_who w = {.from = CAPTURE_NATIVE};
+    capture_profile_who(row->tgid, &cp->o, &w);
+    cp->by = w.from == CAPTURE_RUNTIME && w.is_report ? w.by : NULL; /* a live runtime report: the JVM's JFR */
+    cp->o.from = cp->by ? CAPTURE_RUNTIME : CAPTURE_NATIVE;
+    char err[256];
+    if (cp->by && dump_directory(NULL, t->s->dump_dir, cp->dir, sizeof cp->dir, err, sizeof err) == 0)
+        cp->o.save_dir = cp->dir;
     cp->view = VIEW_TOP;
     cp->sort = CPU_TOP_BY_OWN;
     cp->tid = 0;

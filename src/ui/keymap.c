@@ -364,7 +364,8 @@ static unsigned key_redraw(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
-/* C: the runtime's own profiler where there is one (Go's pprof, Java's JFR), else diagtop's live sampler. */
+/* C: the runtime's own profiler where there is one (Go's pprof; Java's JFR, live in the sampler's pane), else
+ * diagtop's live sampler. */
 static unsigned key_profile(struct tui *t, int key)
 {
     (void)key;
@@ -372,6 +373,7 @@ static unsigned key_profile(struct tui *t, int key)
     if (!r) return EFFECT_NONE;
     struct capture_profile_options o;
     capture_profile_options_default(&o);
+    o.want_live = 1; /* a JVM's JFR comes live: into the sampler's pane, with its views */
     struct capture_who w = {.from = CAPTURE_NATIVE};
     if (!r->is_kernel) capture_profile_who(r->tgid, &o, &w);
     return pane_open(t, w.from == CAPTURE_RUNTIME && !w.is_report ? &profile_pane_class : &cpu_pane_class, r);
@@ -409,7 +411,7 @@ const struct key_binding keymap_table[] = {
      &stack_pane_class},
     {{'D'}, "D", "write a core dump of the process (asks first; Esc in the pane cancels)", NULL, &dump_pane_class},
     {{'G'}, "G", "ask the runtime for a GC (Go: gops; Java: HotSpot attach, asks first naming the heap)", NULL, &gc_pane_class},
-    {{'C'}, "C", "CPU profile: live top functions by diagtop's sampler (Go: the runtime's 30 s pprof, Java: JFR)",
+    {{'C'}, "C", "CPU profile: live top functions by diagtop's sampler (Go: the runtime's 30 s pprof; Java: JFR, live)",
      key_profile, NULL},
     {{'A'}, "A", "heap by class or allocation site, growth since the first snapshot (the leak view)", NULL,
      &heap_pane_class},

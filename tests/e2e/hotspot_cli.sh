@@ -86,8 +86,9 @@ check "dump --heap -o: that file, and never over an existing one" bash -c "
     [ \$(stat -c %a '$TMP/exact.hprof.gz') = 600 ] && grep -q 'exists' '$TMP/again.err'"
 
 "$DIAGTOP" profile "$J" -d 1 --json >"$TMP/prof.json" 2>"$TMP/prof.err"
-check "profile: a JFR recording of a second in the dump directory" json_eval "$TMP/prof.json" "
-    last['provider'] == 'hotspot' and last['format'] == 'jfr' and last['rows'] == [] and
+check "profile: a JFR recording of a second in the dump directory, its samples read (or none, said so)" json_eval "$TMP/prof.json" "
+    last['provider'] == 'hotspot' and last['format'] == 'jfr' and last['unit'] == 'samples' and
+    (last['rows'] != [] or last['note'].startswith('no execution samples')) and
     last['seconds'] >= 1 and last['saved_path'].startswith('$DIAGTOP_DUMP_DIR/cpu.java.$J.') and
     last['saved_path'].endswith('.jfr')"
 JFR=$(python3 -c "import json; print(json.load(open('$TMP/prof.json'))['saved_path'])" 2>/dev/null)

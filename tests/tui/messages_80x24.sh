@@ -52,7 +52,7 @@ check "A: nothing drawn past 80 columns" no_line_over_80
 tui_keys h
 for i in $(seq 40); do tui_screen | grep -q '^ Mouse:' && break; tui_keys Down; sleep 0.1; done
 check "help: C's text whole, to its last word" shows help \
-    "CPU profile: live top functions by diagtop's sampler \(Go: the runtime's 30 s pprof, Java: JFR\)" "Java: JFR)"
+    "CPU profile: live top functions by diagtop's sampler \(Go: the runtime's 30 s pprof; Java: JFR, live\)" "JFR, live)"
 check "help: the mouse line whole" shows mouse "again to invert\)\." "invert)."
 tui_keys Escape
 sleep 8 # the longest message above expires (a long one stays longer, to be read)

@@ -94,11 +94,13 @@ static const struct provider *profile_provider(int pid, const struct capture_pro
     return provider_choose(pid, OP_PROFILE, o->from == CAPTURE_NATIVE, note, notelen);
 }
 
-/* Whether p's answer is a cpu_report: its own report when it has one (and it is wanted, or it has nothing else),
+/* Whether p's answer is a cpu_report: its own report when it has one and it is wanted (a live one, the JVM's, by
+ * a live view only), or when it has nothing else;
  * else diagtop's sampler's when it has no profiler of its own. */
 static int gives_report(const struct provider *p, const struct capture_profile_options *o)
 {
-    if (p->profile_report && (o->want_report || !p->profile)) return 1;
+    if (p->profile_report && (p->live_report ? o->want_live : o->want_report)) return 1; /* a live one: only live */
+    if (p->profile_report && !p->profile) return 1;
     return !p->profile;
 }
 
@@ -149,6 +151,10 @@ int capture_profile(int pid, const struct capture_profile_options *o, struct cap
         rq.seconds = o->seconds > 0 ? o->seconds : 0; /* 0: the report's own default */
         rq.progress = o->progress;
         rq.progress_arg = o->progress_arg;
+        rq.save_dir = o->save_dir;
+        rq.live_seconds = o->live_seconds;
+        rq.on_report = o->on_report;
+        rq.report_arg = o->report_arg;
         rc = p->profile_report(&rq, o->hz, &out->report, err, errlen);
     } else if (out->is_report) {
         rc = run_sampler(pid, o, &out->report, err, errlen);

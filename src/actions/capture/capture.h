@@ -58,6 +58,8 @@ void capture_stack_free(struct capture_stack *c);
 struct capture_profile_options {
     enum capture_from from;
     int want_report;        /* a runtime that can also give a full report (the diagtop agent) gives that one */
+    int want_live;          /* a runtime whose report comes live (the JVM's JFR) gives that one, with live_seconds,
+                             * on_report and a cancel that keeps what was taken */
     double seconds;         /* how long; 0: each profiler's own (the sampler and a report: 10 s; a runtime's
                              * profiler: 30 s; Go's agent always takes 30) */
     int hz;                 /* the sampler and a report: samples per second per thread (0: 100) */

@@ -14,5 +14,6 @@ void cpu_report_free(struct cpu_report *r)
     for (int i = 0; i < r->nstacks; i++) free(r->stacks[i].frames);
     free(r->stacks);
     free(r->threads);
+    free(r->saved_path);
     memset(r, 0, sizeof *r);
 }

@@ -49,6 +49,7 @@ struct cpu_report {
     int nstacks;
     struct cpu_thread *threads;
     int nthreads;
+    char *saved_path;     /* the file the profiler saved (a JVM's JFR recording), NULL when none */
 };
 
 void cpu_report_free(struct cpu_report *r);

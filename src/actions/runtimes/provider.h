@@ -29,6 +29,11 @@ struct provider_request {
                                           * (heap_site.h; NULL: the built-in list only) */
     /* OP_PROFILE */
     double seconds;                      /* how long to sample (Go's agent always takes 30 s) */
+    /* profile_report of a provider with live_report: every live_seconds (at least the provider's own step), a
+     * report of everything so far to on_report, which owns it; called from the requesting thread */
+    double live_seconds;
+    void (*on_report)(void *arg, struct cpu_report *r);
+    void *report_arg;
     /* OP_PROFILE, OP_HEAP, OP_HEAP_DUMP: where files go (created 0600, never overwriting), NULL: not saved
      * (heap profiles), or the current directory */
     const char *save_dir;
@@ -60,6 +65,9 @@ struct provider {
      * diagtop agent, which profiles from inside the process, does). */
     int (*profile_report)(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
                           size_t errlen);
+    /* profile_report hands live reports while it records, and a cancel ends it with the report of what was taken
+     * (the JVM's JFR, dumped every few seconds): a live view (the TUI's) prefers it to profile. */
+    int live_report;
     /* OP_PROFILE is answered by diagtop's own sampler (cpu_profile.h), whose report is richer than rt_profile
      * (every stack, per thread): actions/capture runs it. */
     int sampler_profiles;

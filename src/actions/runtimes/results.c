@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/text.h"
+#include "actions/profile/cpu_report.h"
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -207,6 +208,91 @@ int rt_heap_changes(const struct rt_heap *old, const struct rt_heap *cur, struct
     }
     for (int i = 0; i < n; i++) free(ix[i].key);
     free(ix);
+    return rc;
+}
+
+/* A function's name in a report frame, as the rows show it: the symbol, else module+offset, else the address. */
+static char *report_name(const struct cpu_frame *f)
+{
+    char buf[600];
+    if (f->function) return strdup(f->function);
+    if (f->module) snprintf(buf, sizeof buf, "%s+0x%llx", f->module, f->offset);
+    else snprintf(buf, sizeof buf, "0x%llx", f->pc);
+    return strdup(buf);
+}
+
+struct fn_index {
+    char *name;
+    int frame;
+};
+
+static int by_fn_name(const void *a, const void *b)
+{
+    return strcmp(((const struct fn_index *)a)->name, ((const struct fn_index *)b)->name);
+}
+
+/* Top functions of a report: flat (innermost frame) and cumulative (anywhere on the stack, once per stack), in
+ * nanoseconds of CPU or in samples. */
+static int profile_rows(const struct cpu_report *r, int samples, struct rt_profile *out)
+{
+    int n = r->nframes, rc = 0, nfn = 0;
+    struct fn_index *ix = calloc((size_t)(n ? n : 1), sizeof *ix);
+    int *fn_of = calloc((size_t)(n ? n : 1), sizeof *fn_of), *seen = NULL;
+    if (!ix || !fn_of) rc = -ENOMEM;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!(ix[i] = (struct fn_index){report_name(&r->frames[i]), i}).name) rc = -ENOMEM;
+    if (rc == 0) {
+        qsort(ix, (size_t)n, sizeof *ix, by_fn_name);
+        for (int i = 0; i < n; i++) {
+            if (i == 0 || strcmp(ix[i].name, ix[i - 1].name)) nfn++;
+            fn_of[ix[i].frame] = nfn - 1;
+        }
+        out->rows = calloc((size_t)(nfn ? nfn : 1), sizeof *out->rows);
+        seen = malloc((size_t)(nfn ? nfn : 1) * sizeof *seen);
+        if (!out->rows || !seen) rc = -ENOMEM;
+    }
+    for (int i = 0, fn = -1; rc == 0 && i < n; i++) {
+        if (fn == fn_of[ix[i].frame]) continue;
+        fn = fn_of[ix[i].frame];
+        const struct cpu_frame *f = &r->frames[ix[i].frame];
+        out->rows[fn].function = strdup(ix[i].name);
+        out->rows[fn].file = f->file ? strdup(f->file) : NULL;
+        if (!out->rows[fn].function) rc = -ENOMEM;
+        out->n = fn + 1;
+    }
+    for (int i = 0; rc == 0 && i < nfn; i++) seen[i] = -1;
+    for (int s = 0; rc == 0 && s < r->nstacks; s++) {
+        const struct cpu_stack *cs = &r->stacks[s];
+        if (!cs->nframes) continue;
+        long long v = samples ? cs->samples : cs->cpu_ns;
+        out->rows[fn_of[cs->frames[0]]].flat += v;
+        for (int k = 0; k < cs->nframes; k++) {
+            int fn = fn_of[cs->frames[k]];
+            if (seen[fn] == s) continue;
+            seen[fn] = s;
+            out->rows[fn].cum += v;
+        }
+        out->total += v;
+    }
+    for (int i = 0; ix && i < n; i++) free(ix[i].name);
+    free(ix);
+    free(fn_of);
+    free(seen);
+    return rc;
+}
+
+static int by_flat(const void *a, const void *b)
+{
+    const struct rt_profile_row *x = a, *y = b;
+    if (x->flat != y->flat) return x->flat > y->flat ? -1 : 1;
+    if (x->cum != y->cum) return x->cum > y->cum ? -1 : 1;
+    return strcmp(x->function, y->function);
+}
+
+int rt_profile_from_report(const struct cpu_report *r, int samples, struct rt_profile *out)
+{
+    int rc = profile_rows(r, samples, out);
+    if (rc == 0 && out->n > 1) qsort(out->rows, (size_t)out->n, sizeof *out->rows, by_flat);
     return rc;
 }
 

@@ -125,13 +125,21 @@ struct rt_profile {
     char format[16];   /* of the saved file: "pprof", "jfr" */
     char unit[32];     /* of flat/cum: "nanoseconds", "samples" */
     double seconds;    /* how long it sampled */
-    struct rt_profile_row *rows; /* by flat, largest first; empty when the format is not decoded (JFR) */
+    struct rt_profile_row *rows; /* by flat, largest first */
     int n;
     long long total;
     char *saved_path;
+    char note[256];    /* why rows is empty: no samples, or the saved file could not be decoded ("" otherwise) */
 };
 
 void rt_profile_free(struct rt_profile *p);
+
+struct cpu_report;
+/* The top functions of a CPU report into out's rows and total (flat: samples whose innermost frame is the function;
+ * cum: those with it anywhere on the stack, once a stack; counted in samples, else in the report's cpu_ns), by
+ * flat, largest first. Leaves the other fields alone. Returns 0 or -ENOMEM (the rows made so far stay for
+ * rt_profile_free). */
+int rt_profile_from_report(const struct cpu_report *r, int samples, struct rt_profile *out);
 
 /* ---- a file the runtime wrote for us (heap dump) ---- */
 

@@ -598,80 +598,6 @@ static int cpu_pprof(struct names *nm, int pid, const struct agent_profile *ap, 
     return agent_pprof_finish(p, out, len, err, errlen);
 }
 
-/* A function's name in a report frame, as the rows show it. */
-static char *report_name(const struct cpu_frame *f)
-{
-    struct stack_frame sf = {.pc = f->pc, .function = f->function, .offset = f->offset, .module = f->module};
-    return frame_name(&sf);
-}
-
-struct fn_index {
-    char *name;
-    int frame;
-};
-
-static int by_fn_name(const void *a, const void *b)
-{
-    return strcmp(((const struct fn_index *)a)->name, ((const struct fn_index *)b)->name);
-}
-
-/* Top functions of a report: flat (innermost frame) and cumulative (anywhere on the stack, once per stack), in
- * nanoseconds of CPU. */
-static int profile_rows(const struct cpu_report *r, struct rt_profile *out)
-{
-    int n = r->nframes, rc = 0, nfn = 0;
-    struct fn_index *ix = calloc((size_t)(n ? n : 1), sizeof *ix);
-    int *fn_of = calloc((size_t)(n ? n : 1), sizeof *fn_of), *seen = NULL;
-    if (!ix || !fn_of) rc = -ENOMEM;
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (!(ix[i] = (struct fn_index){report_name(&r->frames[i]), i}).name) rc = -ENOMEM;
-    if (rc == 0) {
-        qsort(ix, (size_t)n, sizeof *ix, by_fn_name);
-        for (int i = 0; i < n; i++) {
-            if (i == 0 || strcmp(ix[i].name, ix[i - 1].name)) nfn++;
-            fn_of[ix[i].frame] = nfn - 1;
-        }
-        out->rows = calloc((size_t)(nfn ? nfn : 1), sizeof *out->rows);
-        seen = malloc((size_t)(nfn ? nfn : 1) * sizeof *seen);
-        if (!out->rows || !seen) rc = -ENOMEM;
-    }
-    for (int i = 0, fn = -1; rc == 0 && i < n; i++) {
-        if (fn == fn_of[ix[i].frame]) continue;
-        fn = fn_of[ix[i].frame];
-        const struct cpu_frame *f = &r->frames[ix[i].frame];
-        out->rows[fn].function = strdup(ix[i].name);
-        out->rows[fn].file = f->file ? strdup(f->file) : NULL;
-        if (!out->rows[fn].function) rc = -ENOMEM;
-        out->n = fn + 1;
-    }
-    for (int i = 0; rc == 0 && i < nfn; i++) seen[i] = -1;
-    for (int s = 0; rc == 0 && s < r->nstacks; s++) {
-        const struct cpu_stack *cs = &r->stacks[s];
-        if (!cs->nframes) continue;
-        out->rows[fn_of[cs->frames[0]]].flat += cs->cpu_ns;
-        for (int k = 0; k < cs->nframes; k++) {
-            int fn = fn_of[cs->frames[k]];
-            if (seen[fn] == s) continue;
-            seen[fn] = s;
-            out->rows[fn].cum += cs->cpu_ns;
-        }
-        out->total += cs->cpu_ns;
-    }
-    for (int i = 0; ix && i < n; i++) free(ix[i].name);
-    free(ix);
-    free(fn_of);
-    free(seen);
-    return rc;
-}
-
-static int by_flat(const void *a, const void *b)
-{
-    const struct rt_profile_row *x = a, *y = b;
-    if (x->flat != y->flat) return x->flat > y->flat ? -1 : 1;
-    if (x->cum != y->cum) return x->cum > y->cum ? -1 : 1;
-    return strcmp(x->function, y->function);
-}
-
 static int agent_profile(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -682,11 +608,10 @@ static int agent_profile(const struct provider_request *rq, struct rt_profile *o
     names_open(&nm, rq->pid);
     struct cpu_report rep;
     if ((rc = build_report(&nm, rq->pid, &ap, &rep)) == 0) {
-        rc = profile_rows(&rep, out);
+        rc = rt_profile_from_report(&rep, 0, out);
         cpu_report_free(&rep);
     }
     if (rc < 0) snprintf(err, errlen, "out of memory");
-    if (rc == 0 && out->n > 1) qsort(out->rows, (size_t)out->n, sizeof *out->rows, by_flat);
     if (rc == 0) {
         unsigned char *pb = NULL;
         size_t len = 0;

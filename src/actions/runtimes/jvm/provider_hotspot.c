@@ -26,11 +26,15 @@
 #include "hotspot_attach.h"
 #include "hotspot_parse.h"
 #include "hsperf.h"
+#include "jfr_read.h"
 #include "actions/runtimes/provider.h"
 #include "util/saved_file.h"
 
 #define NAME "hotspot"
-#define LOCK_WAIT_STEP 0.01 /* a later step of one operation waits its turn behind another request */
+#define LOCK_WAIT_STEP 0.01
+#define JFR_MAX_BYTES (512u << 20) /* a recording decoded for its samples; a larger one is only saved */
+#define JFR_PERIOD_NS 10000000LL   /* settings=profile samples each thread running Java code every 10 ms */
+#define LIVE_STEP 5.0              /* seconds between two JFR.dump of a live view: each costs the JVM a flush */ /* a later step of one operation waits its turn behind another request */
 
 /* ---- one exchange ---- */
 
@@ -538,12 +542,70 @@ static int hs_heap_dump(const struct provider_request *rq, struct rt_file *out, 
 
 /* ---- CPU profile: a JFR recording ---- */
 
-static int hs_profile(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen)
+/* A recording's bytes decoded into a report of pid (our reader, jfr_read); the reason into err. */
+static int decode(int pid, char *data, size_t n, struct cpu_report *rep, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    set_provider(out->provider, sizeof out->provider);
-    snprintf(out->format, sizeof out->format, "jfr");
-    double seconds = rq->seconds > 0 ? rq->seconds : 30.0, slow = rq->timeout + 20.0; /* JFR's first start: ~0.5-2 s */
+    int rc = jfr_read_report(data, n, JFR_PERIOD_NS, rep, err, errlen);
+    if (rc < 0) return rc;
+    rep->pid = pid;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    ssize_t k = fileio_read_at(AT_FDCWD, path, rep->comm, sizeof rep->comm);
+    if (k > 0 && rep->comm[k - 1] == '\n') rep->comm[k - 1] = '\0';
+    if (k <= 0) rep->comm[0] = '\0';
+    return 0;
+}
+
+/* The JVM-side file as it is now (its owner and type checked), decoded. */
+static int read_jvm_file(const struct jvm_dir *d, int pid, struct cpu_report *rep, char *err, size_t errlen)
+{
+    unsigned long long size;
+    int fd = jvm_dir_open(d, pid, &size, err, errlen);
+    if (fd < 0) return fd;
+    char *data = size <= JFR_MAX_BYTES ? malloc(size + 1) : NULL;
+    ssize_t n = data ? fileio_pread_all(fd, data, size + 1) : -1; /* it keeps a byte for a NUL */
+    int rc;
+    if (!data) snprintf(err, errlen, size > JFR_MAX_BYTES ? "the recording is larger than %u MiB" : "out of memory",
+                        JFR_MAX_BYTES >> 20);
+    if (!data) rc = size > JFR_MAX_BYTES ? -EFBIG : -ENOMEM;
+    else if (n < 0) rc = (int)n, snprintf(err, errlen, "cannot read the recording: %s", strerror((int)-n));
+    else rc = decode(pid, data, (size_t)n, rep, err, errlen);
+    free(data);
+    close(fd);
+    return rc;
+}
+
+/* The saved copy decoded into the top functions (in samples); what went wrong into out->note: the file is saved
+ * whatever it holds. */
+static void rows_from_saved(int pid, const char *path, struct rt_profile *out)
+{
+    ssize_t n;
+    char *data = fileio_read_file(AT_FDCWD, path, JFR_MAX_BYTES + 1, &n);
+    if (!data) {
+        snprintf(out->note, sizeof out->note, "the recording could not be read back: %s", strerror(errno));
+        return;
+    }
+    struct cpu_report rep;
+    char err[256];
+    int rc = (size_t)n > JFR_MAX_BYTES ? -EFBIG : decode(pid, data, (size_t)n, &rep, err, sizeof err);
+    free(data);
+    if (rc == -EFBIG) snprintf(out->note, sizeof out->note, "the recording is larger than %u MiB: not decoded",
+                               JFR_MAX_BYTES >> 20);
+    else if (rc < 0) snprintf(out->note, sizeof out->note, "%s", err);
+    if (rc < 0) return;
+    if (rt_profile_from_report(&rep, 1, out) < 0) snprintf(out->note, sizeof out->note, "out of memory");
+    else if (!rep.samples)
+        snprintf(out->note, sizeof out->note, "no execution samples: no thread ran Java code while it recorded");
+    cpu_report_free(&rep);
+}
+
+/* JFR.start, the recording's time (with a JFR.dump read every few seconds for a live view), a last JFR.dump copied
+ * into the user's new file, JFR.stop always. live: a cancel ends the recording early and keeps what was taken (the
+ * report's way), else it fails the request. Fills *saved_path and *seconds. */
+static int record(const struct provider_request *rq, double seconds, int live, char **saved_path, double *took,
+                  char *err, size_t errlen)
+{
+    double slow = rq->timeout + 20.0; /* JFR's first start: ~0.5-2 s */
     struct saved s = {.fd = -1};
     struct jvm_dir d;
     int rc = saved_open(rq, &s, err, errlen);
@@ -552,6 +614,8 @@ static int hs_profile(const struct provider_request *rq, struct rt_profile *out,
         saved_abort(&s);
         return rc;
     }
+    struct provider_request last = *rq; /* the last steps run also after a cancel that keeps what was taken */
+    if (live) last.cancel = NULL;
     char name[64], line[256], hex[9];
     random_hex(hex, sizeof hex);
     snprintf(name, sizeof name, "diagtop%d-%s", rq->pid, hex); /* ours alone: names need not be unique in JFR */
@@ -560,23 +624,44 @@ static int hs_profile(const struct provider_request *rq, struct rt_profile *out,
     rc = jcmd(rq->pid, line, "Started recording", slow, rq->cancel, 0, &r, err, errlen);
     int started = rc == 0 || rc == -ECANCELED || rc == -ETIMEDOUT; /* it may have started all the same */
     if (rc == 0) hotspot_reply_free(&r);
-    double t0 = clock_monotonic_seconds();
+    double t0 = clock_monotonic_seconds(), step = rq->live_seconds > LIVE_STEP ? rq->live_seconds : LIVE_STEP;
+    double next = t0 + step;
     progress(rq, 0.0);
     while (rc == 0) {
-        double el = clock_monotonic_seconds() - t0;
+        double now = clock_monotonic_seconds(), el = now - t0;
         if (el >= seconds) break;
         if (rq->cancel && *rq->cancel) {
+            if (live) break;
             snprintf(err, errlen, "cancelled");
             rc = -ECANCELED;
             break;
         }
+        if (live && rq->on_report && now >= next) { /* a live view: everything so far; a failure only costs it */
+            char ignored[256];
+            snprintf(line, sizeof line, "JFR.dump name=%s filename=%s", name, d.path);
+            unlinkat(d.dirfd, d.file, 0);
+            struct cpu_report *rep = calloc(1, sizeof *rep);
+            if (rep && jcmd(rq->pid, line, "Dumped recording", slow, rq->cancel, 1, &r, ignored, sizeof ignored) == 0) {
+                hotspot_reply_free(&r);
+                if (read_jvm_file(&d, rq->pid, rep, ignored, sizeof ignored) == 0) {
+                    rep->seconds = clock_monotonic_seconds() - t0;
+                    rq->on_report(rq->report_arg, rep);
+                    rep = NULL;
+                }
+            }
+            free(rep);
+            next = clock_monotonic_seconds() + step;
+            continue;
+        }
         progress(rq, 0.9 * el / seconds);
-        clock_sleep(seconds - el < 0.1 ? seconds - el : 0.1, rq->cancel);
+        double wait = seconds - el < 0.1 ? seconds - el : 0.1;
+        clock_sleep(wait, rq->cancel);
     }
-    out->seconds = clock_monotonic_seconds() - t0;
+    *took = clock_monotonic_seconds() - t0;
     if (rc == 0) {
         snprintf(line, sizeof line, "JFR.dump name=%s filename=%s", name, d.path);
-        rc = jcmd(rq->pid, line, "Dumped recording", slow + rss_bytes(rq->pid) / 200e6, rq->cancel, 1, &r, err,
+        unlinkat(d.dirfd, d.file, 0);
+        rc = jcmd(rq->pid, line, "Dumped recording", slow + rss_bytes(rq->pid) / 200e6, last.cancel, 1, &r, err,
                   errlen);
         if (rc == 0) hotspot_reply_free(&r);
     }
@@ -589,15 +674,55 @@ static int hs_profile(const struct provider_request *rq, struct rt_profile *out,
     if (rc == 0) {
         unsigned long long bytes;
         progress(rq, 0.95);
-        rc = fetch(rq, &d, &s, "cpu", ".jfr", 0.95, &out->saved_path, &bytes, err, errlen);
+        rc = fetch(&last, &d, &s, "cpu", ".jfr", 0.95, saved_path, &bytes, err, errlen);
     }
     saved_abort(&s);
     jvm_dir_remove(&d);
+    if (rc == 0) progress(rq, 1.0);
+    return rc;
+}
+
+static int hs_profile(const struct provider_request *rq, struct rt_profile *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    set_provider(out->provider, sizeof out->provider);
+    snprintf(out->format, sizeof out->format, "jfr");
+    snprintf(out->unit, sizeof out->unit, "samples"); /* JFR's: a thread in Java code, about every 10 ms */
+    int rc = record(rq, rq->seconds > 0 ? rq->seconds : 30.0, 0, &out->saved_path, &out->seconds, err, errlen);
+    if (rc == 0) rows_from_saved(rq->pid, out->saved_path, out);
+    if (rc < 0) rt_profile_free(out);
+    return rc;
+}
+
+/* The recording as a report like diagtop's sampler's (every stack, per thread: top functions, callers, flame
+ * graphs), live while it records; the .jfr saved as hs_profile saves it. hz: JFR's own period (10 ms) stands. */
+static int hs_profile_report(const struct provider_request *rq, int hz, struct cpu_report *out, char *err,
+                             size_t errlen)
+{
+    (void)hz;
+    memset(out, 0, sizeof *out);
+    char *path = NULL;
+    double took = 0;
+    int rc = record(rq, rq->seconds > 0 ? rq->seconds : 10.0, 1, &path, &took, err, errlen);
+    if (rc < 0) return rc;
+    ssize_t n;
+    char *data = fileio_read_file(AT_FDCWD, path, JFR_MAX_BYTES + 1, &n);
+    if (!data) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot read back %s: %s", path, strerror(errno));
+    } else if ((size_t)n > JFR_MAX_BYTES) {
+        rc = -EFBIG;
+        snprintf(err, errlen, "%s is larger than %u MiB: not decoded", path, JFR_MAX_BYTES >> 20);
+    } else {
+        rc = decode(rq->pid, data, (size_t)n, out, err, errlen);
+    }
+    free(data);
     if (rc < 0) {
-        rt_profile_free(out);
+        free(path);
         return rc;
     }
-    progress(rq, 1.0);
+    out->seconds = took;
+    out->saved_path = path;
     return 0;
 }
 
@@ -611,5 +736,7 @@ const struct provider hotspot_provider = {
     .gc_pause = hs_gc_pause,
     .heap = hs_heap,
     .profile = hs_profile,
+    .profile_report = hs_profile_report,
+    .live_report = 1,
     .heap_dump = hs_heap_dump,
 };
