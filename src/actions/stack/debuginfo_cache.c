@@ -73,17 +73,6 @@ static void keep_detached(int mem, const char *path)
     while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
 }
 
-int debuginfo_cache_decompress(int src_fd, const char *path)
-{
-    int mem = elf_inflate_memfd(src_fd, INFLATE_MAX);
-    if (mem < 0) return mem;
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int rc = write_copy(mem, lseek(mem, 0, SEEK_END), tmp, path);
-    close(mem);
-    return rc;
-}
-
 int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz)
 {
     const unsigned char *id;

@@ -1,14 +1,16 @@
-/* debuginfo_cache: libdw decompresses every debug section of a file when it opens it, and Debian ships debug
- * files (libc6-dbg, -dbgsym) with zlib-compressed sections: about 60 ms of CPU for libc alone on every cold run.
- * Like gdb's index cache, diagtop keeps a decompressed copy per build-id in $XDG_CACHE_HOME/diagtop/debug
- * (written once, atomically; skipped when the disk is short of space or DIAGTOP_NO_DEBUG_CACHE is set), and of
- * programs whose own DWARF is compressed (Go), per file identity. */
+/* debuginfo_cache: libdw would inflate every compressed debug section of a file when it opens it (zlib), and
+ * Debian ships debug files (libc6-dbg, -dbgsym) with zlib-compressed sections: 10 MB for libc. diagtop inflates
+ * them itself (elf_inflate: libdeflate, into a memfd libdw opens as it is), answers from that copy, and, like gdb's
+ * index cache, a detached child then keeps it per build-id in $XDG_CACHE_HOME/diagtop/debug (atomically; skipped
+ * when the disk is short of space or DIAGTOP_NO_DEBUG_CACHE is set); programs whose own DWARF is compressed (Go)
+ * are kept per file identity. */
 #ifndef DIAGTOP_DEBUGINFO_CACHE_H
 #define DIAGTOP_DEBUGINFO_CACHE_H
 #include <elfutils/libdwfl.h>
 
-/* A Dwfl find_debuginfo callback: the decompressed copy for the module's build-id when there is one, else
- * dwfl_standard_find_debuginfo (making the copy for next time when the file found has compressed sections). */
+/* A Dwfl find_debuginfo callback: the kept copy for the module's build-id when there is one; else the distribution's
+ * debug file, inflated in memory (and kept for next time); else dwfl_standard_find_debuginfo (keeping an inflated
+ * copy for next time when the file found has compressed sections). */
 int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                          char **debuginfo_file_name);
@@ -23,7 +25,4 @@ int debuginfo_cache_dir(char *buf, size_t bufsz);
 /* The module's build-id in hex, or -1 when it has none. */
 int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz);
 
-/* Writes a copy of the ELF file at src_fd with every compressed section decompressed to path (via a temporary
- * file and rename). Returns 0 or -errno. Exposed for tests. */
-int debuginfo_cache_decompress(int src_fd, const char *path);
 #endif
