@@ -21,6 +21,15 @@ FAILS=0
 ok() { echo "ok $TEST_NAME: $*"; }
 # skip WHY: a check that could not run here; tests/run counts it apart, never as passed.
 skip() { echo "skip $TEST_NAME: $*"; }
+
+# CP: a class path holding tests/targets/NAME.java compiled: build/targets/java's when it is up to date, else
+# compiled into this test's own directory (tests run side by side: none writes into build/).
+java_classes() { # NAME
+    CP=$TARGETS/java
+    [ -f "$CP/$1.class" ] && [ ! "$ROOT/tests/targets/$1.java" -nt "$CP/$1.class" ] && return 0
+    CP=$TMP/java
+    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/$1.java"
+}
 fail() {
     echo "FAIL $TEST_NAME: $*"
     FAILS=$((FAILS + 1))

@@ -4,11 +4,7 @@
 # saved 0600 where asked; the trigger file and the JVM-side files are gone afterwards, a cancelled recording is
 # stopped, and the JVM runs on, never having printed a thread dump of its own.
 . "$(dirname "$0")/../lib.sh"
-CP=$TARGETS/java
-if [ ! -f "$CP/Leaky.class" ] || [ "$ROOT/tests/targets/Leaky.java" -nt "$CP/Leaky.class" ]; then
-    CP=$TMP/java # built here, not in build/: tests run side by side
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Leaky.java" || fail "javac Leaky.java"
-fi
+java_classes Leaky || fail "javac Leaky.java"
 export DIAGTOP_DUMP_DIR=$TMP/dumps
 mkdir -p "$TMP/cwd" "$DIAGTOP_DUMP_DIR"
 cd "$TMP/cwd" || exit 1

@@ -4,11 +4,7 @@
 # JVM and is used; without the socket diagtop never sends the SIGQUIT that would kill it), and attach disabled
 # where diagtop cannot see it (an @argfile): the listener never comes, within the timeout.
 . "$(dirname "$0")/../lib.sh"
-CP=$TARGETS/java
-if [ ! -f "$CP/Leaky.class" ] || [ "$ROOT/tests/targets/Leaky.java" -nt "$CP/Leaky.class" ]; then
-    CP=$TMP/java
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Leaky.java" || fail "javac Leaky.java"
-fi
+java_classes Leaky || fail "javac Leaky.java"
 PROBE=$ROOT/build/asan/unit/test_hotspot
 mkdir -p "$TMP/cwd"
 cd "$TMP/cwd" || exit 1

@@ -3,11 +3,7 @@
 # the connection, which blocks HotSpot's listener until that client goes): diagtop's request times out within
 # its timeout, the helper is reaped, and once the other client goes the JVM answers diagtop again, unharmed.
 . "$(dirname "$0")/../lib.sh"
-CP=$TARGETS/java
-if [ ! -f "$CP/Leaky.class" ] || [ "$ROOT/tests/targets/Leaky.java" -nt "$CP/Leaky.class" ]; then
-    CP=$TMP/java
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Leaky.java" || fail "javac Leaky.java"
-fi
+java_classes Leaky || fail "javac Leaky.java"
 start_target leaky java -cp "$CP" Leaky 1000; J=$TARGET_PID
 wait_ready leaky || fail "Leaky did not start"
 "$DIAGTOP" heap "$J" >/dev/null 2>&1 # the listener is up

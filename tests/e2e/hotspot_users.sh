@@ -8,11 +8,7 @@ if [ "$(id -u)" -ne 0 ]; then
     skip "needs root"
     exit 0
 fi
-CP=$TARGETS/java
-if [ ! -f "$CP/Leaky.class" ] || [ "$ROOT/tests/targets/Leaky.java" -nt "$CP/Leaky.class" ]; then
-    CP=$TMP/java
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Leaky.java" || fail "javac Leaky.java"
-fi
+java_classes Leaky || fail "javac Leaky.java"
 PROBE=$ROOT/build/asan/unit/test_hotspot
 NOBODY_UID=$(id -u nobody)
 NOGROUP_GID=$(getent group nogroup | cut -d: -f3)

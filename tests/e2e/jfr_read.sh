@@ -6,11 +6,7 @@
 # of the running JVM: the top table names Burner.spin, and the .jfr is saved in the dump directory.
 . "$(dirname "$0")/../lib.sh"
 command -v jfr >/dev/null || { skip "no jfr tool (JDK)"; exit 0; }
-CP=$TARGETS/java
-if [ ! -f "$CP/Burner.class" ] || [ "$ROOT/tests/targets/Burner.java" -nt "$CP/Burner.class" ]; then
-    CP=$TMP/java
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Burner.java" || fail "javac Burner.java"
-fi
+java_classes Burner || fail "javac Burner.java"
 READER=$ROOT/build/asan/unit/test_jfr
 REC=$TMP/rec.jfr
 start_target burner java -XX:StartFlightRecording=duration=3s,settings=profile,filename="$REC" -cp "$CP" Burner

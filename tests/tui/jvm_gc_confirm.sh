@@ -4,11 +4,7 @@
 # collection, no GC result appears, the status says it was cancelled); y runs it. (Go's GC and malloc_trim start at
 # once: tests/tui/runtime_panes.sh, tests/e2e/agent_tui.sh.)
 . "$(dirname "$0")/../lib.sh"
-CP=$TARGETS/java
-if [ ! -f "$CP/Leaky.class" ] || [ "$ROOT/tests/targets/Leaky.java" -nt "$CP/Leaky.class" ]; then
-    CP=$TMP/java # built here, not in build/: tests run side by side
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Leaky.java" || fail "javac Leaky.java"
-fi
+java_classes Leaky || fail "javac Leaky.java"
 cd "$TMP" || exit 1
 start_target leaky java -Xmx256m -Xlog:gc:file="$TMP/gc.log" -cp "$CP" Leaky; J=$TARGET_PID
 cd "$ROOT" || exit 1

@@ -4,11 +4,7 @@
 # (Burner.spin, tests/targets/Burner.java); F shows the icicle with it; a second C stops the recording, the last
 # numbers stay, and the .jfr is saved in the dump directory (the status says where); no recording is left running.
 . "$(dirname "$0")/../lib.sh"
-CP=$TARGETS/java
-if [ ! -f "$CP/Burner.class" ] || [ "$ROOT/tests/targets/Burner.java" -nt "$CP/Burner.class" ]; then
-    CP=$TMP/java # built here, not in build/: tests run side by side
-    mkdir -p "$CP" && javac -d "$CP" "$ROOT/tests/targets/Burner.java" || fail "javac Burner.java"
-fi
+java_classes Burner || fail "javac Burner.java"
 export DIAGTOP_DUMP_DIR=$TMP/dumps
 mkdir -p "$DIAGTOP_DUMP_DIR"
 start_target burner java -cp "$CP" Burner; J=$TARGET_PID
