@@ -31,6 +31,7 @@ FAMILIES = ["go", "jvm", "agent"]  # below runtimes/: each may use runtimes/*.h,
 # What a layer above actions/ may include of it: each room's API header, and the plain data it returns.
 PUBLIC = {"target/process_control.h", "stack/stack.h", "stack/frame.h", "dump/dump.h",
           "profile/cpu_profile.h", "profile/cpu_report.h", "runtimes/provider.h", "runtimes/results.h",
+          "runtimes/heap_site.h",  # the --drop-frames rule, checked where the option is read
           "capture/capture.h"}
 
 def place(rel):

@@ -51,6 +51,15 @@ for kind in unwind-nofp unwind-debugframe unwind-stripped threads; do
     check "$kind: captured while stopped" capture "$kind" "$P"
     check "$kind: at least eu-stack's frames, names and file:line" \
         python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/$kind.eu" "$TMP/$kind.json"
+    # The first run on a box (nothing inflated, no frames kept) and the next one (both kept) compare the same.
+    mkdir -p "$TMP/fresh-$kind"
+    XDG_CACHE_HOME=$TMP/fresh-$kind capture "$kind-cold" "$P" &&
+        check "$kind, first run ever: at least eu-stack's frames, names and file:line" \
+            python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/$kind-cold.eu" "$TMP/$kind-cold.json"
+    for _ in $(seq 50); do ls "$TMP/fresh-$kind"/diagtop/debug/*.frames >/dev/null 2>&1 && break; sleep 0.1; done
+    XDG_CACHE_HOME=$TMP/fresh-$kind capture "$kind-warm" "$P" &&
+        check "$kind, with the frames kept by the first: at least eu-stack's frames, names and file:line" \
+            python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/$kind-warm.eu" "$TMP/$kind-warm.json"
     [ "$kind" = threads ] && continue
     check "$kind: a frameless leaf keeps its caller (spin_leaf <- spin_middle <- spinner)" chain "$kind" spinner \
         "spin_leaf@$(line_of "$UNWINDME" 's += i ^')" "spin_middle@$(line_of "$UNWINDME" 'sink += spin_leaf')" \
