@@ -175,8 +175,48 @@ static int chain_at(struct symbolizer *sy, Dwarf_Die *cu, Dwarf_Addr addr, Dwarf
     return n;
 }
 
+/* The inlined calls at addr as frames (innermost first, at most max), each at the file:line it is in; what is left
+ * for the containing function (the outermost inlined call's site) in *file and *line. */
+static int inlined_frames(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die *chain, int nchain, const struct stack_frame *base,
+                          struct stack_frame *out, int max, char **file, int *line)
+{
+    Dwarf_Line *where = dwarf_getsrc_die(cu, addr);
+    *file = where ? dup_or_null(dwarf_linesrc(where, NULL, NULL)) : NULL;
+    *line = 0;
+    if (where) dwarf_lineno(where, line);
+    int n = 0;
+    /* Each inlined call is a frame whose caller is the next scope, called from its
+     * DW_AT_call_file:DW_AT_call_line; the containing function sits at the outermost inlined call's site. */
+    for (int i = 0; i < nchain && n < max && n < MAX_INLINE; i++) {
+        int tag = dwarf_tag(&chain[i]);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) break;
+        if (tag != DW_TAG_inlined_subroutine) continue;
+        out[n++] = (struct stack_frame){base->pc, 1, demangle_dup(die_name(&chain[i])), 0, *file, *line,
+                                        dup_or_null(base->module)};
+        Dwarf_Attribute attr;
+        Dwarf_Word cf = 0, cl = 0;
+        *file = dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &cf) == 0 ? dup_or_null(cu_file(cu, cf))
+                                                                                      : NULL;
+        *line = dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
+    }
+    return n;
+}
+
+/* The frames an earlier run learnt for pc in mod (0 when none), with this run's pc and module name. */
+static int kept_lookup(struct frame_cache *fc, unsigned long long pc, unsigned long long off, int return_address,
+                       int want_source, const char *module, struct stack_frame *out, int max)
+{
+    int n = frame_cache_get(fc, off, return_address, want_source, out, max);
+    for (int i = 0; i < n; i++) {
+        out[i].pc = pc;
+        out[i].module = dup_or_null(module);
+    }
+    return n;
+}
+
 /* Fills frames for pc: the chain of inlined calls from libdw's scopes (innermost first), then the function that
- * contains them. Names come from DWARF where there is any, else from the symbol table. */
+ * contains them. Names come from DWARF where there is any, else from the symbol table. Asks the frames kept by
+ * earlier runs first (the same build-id at the same offset has the same frames) and keeps what DWARF answered. */
 static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
                            struct stack_frame *out, int max)
 {
@@ -192,14 +232,9 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
     Dwarf_Addr mod_start;
     const char *mod_name = dwfl_module_info(mod, NULL, &mod_start, NULL, NULL, NULL, NULL, NULL);
     base.module = basename_dup(mod_name);
-    /* Named in an earlier run: the same build-id at the same offset has the same frames. */
     struct frame_cache *fc = kept_frames(sy, mod);
-    int n = frame_cache_get(fc, pc - mod_start, return_address, want_source, out, max);
+    int n = kept_lookup(fc, pc, pc - mod_start, return_address, want_source, base.module, out, max);
     if (n > 0) {
-        for (int i = 0; i < n; i++) {
-            out[i].pc = pc;
-            out[i].module = dup_or_null(base.module);
-        }
         free(base.module);
         return n;
     }
@@ -223,31 +258,7 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
         if (dwarf_tag(&chain[i]) == DW_TAG_subprogram || dwarf_tag(&chain[i]) == DW_TAG_entry_point)
             function = die_name(&chain[i]);
     base.function = demangle_dup(function ? function : symbol);
-
-    if (want_source && cu) {
-        Dwarf_Line *where = dwarf_getsrc_die(cu, addr - bias);
-        char *file = where ? dup_or_null(dwarf_linesrc(where, NULL, NULL)) : NULL;
-        int line = 0;
-        if (where) dwarf_lineno(where, &line);
-        /* Each inlined call is a frame whose caller is the next scope, called from its
-         * DW_AT_call_file:DW_AT_call_line; the containing function sits at the outermost inlined call's site. */
-        for (int i = 0; i < nchain && n < max - 1 && n < MAX_INLINE; i++) {
-            int tag = dwarf_tag(&chain[i]);
-            if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) break;
-            if (tag != DW_TAG_inlined_subroutine) continue;
-            out[n++] = (struct stack_frame){pc, 1, demangle_dup(die_name(&chain[i])), 0, file, line,
-                                            dup_or_null(base.module)};
-            Dwarf_Attribute attr;
-            Dwarf_Word cf = 0, cl = 0;
-            if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &cf) == 0)
-                file = dup_or_null(cu_file(cu, cf));
-            else
-                file = NULL;
-            line = dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &cl) == 0 ? (int)cl : 0;
-        }
-        base.file = file;
-        base.line = line;
-    }
+    if (want_source && cu) n = inlined_frames(cu, addr - bias, chain, nchain, &base, out, max - 1, &base.file, &base.line);
     free(chain);
     out[n++] = base;
     if (cu) frame_cache_put(fc, pc - mod_start, return_address, want_source, out, n); /* only answers from DWARF */
