@@ -294,16 +294,20 @@ static int go_unwind(struct unwinder *u)
         }
         struct gopclntab_func fn;
         Dwarf_Word ra, sp = u->r[ARCH_DWARF_SP], fp = u->r[DWARF_RBP];
+        long long delta = -2;
         if (gopclntab_find(go, lookup - bias, &fn) == 0) {
             if (stack_go_end(gopclntab_name(go, &fn))) return GO_DONE; /* what lies past it is not this stack */
-            long long delta = gopclntab_spdelta(go, &fn, lookup - bias);
-            if (delta < 0 || !(u->set >> ARCH_DWARF_SP & 1)) return GO_CONFUSED;
+            delta = gopclntab_spdelta(go, &fn, lookup - bias);
+            if (delta == -1) return GO_CONFUSED;
+        }
+        if (delta >= 0) {
+            if (!(u->set >> ARCH_DWARF_SP & 1)) return GO_CONFUSED;
             Dwarf_Addr cfa = sp + (unsigned long long)delta + 8;
             if (!memory_read(NULL, cfa - 8, &ra, u)) return GO_CONFUSED;
             u->set = (u->set & DWARF_SAME_VALUE) | 1u << ARCH_DWARF_SP | 1u << ARCH_DWARF_PC;
             u->r[ARCH_DWARF_SP] = cfa;
         } else {
-            /* Code without an entry (runtime/cgo's C): libdw finds no CFI and tries the frame pointer
+            /* Code without an entry (runtime/cgo's C, a function's padding): libdw finds no CFI and tries the frame pointer
              * (elfutils' x86_64_unwind), else stops. */
             Dwarf_Word prev_fp = 0;
             int ok = (u->set >> DWARF_RBP & 1) && fp != 0;
