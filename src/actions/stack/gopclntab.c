@@ -140,15 +140,17 @@ struct gopclntab *gopclntab_open(Elf *elf)
 
 void gopclntab_free(struct gopclntab *t) { free(t); }
 
-int gopclntab_serves_fd(int fd)
+Elf *gopclntab_elf(int fd)
 {
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     struct gopclntab *t = gopclntab_open(elf);
-    int yes = t != NULL;
-    gopclntab_free(t);
+    if (t) {
+        gopclntab_free(t);
+        return elf;
+    }
     if (elf) elf_end(elf);
-    return yes;
+    return NULL;
 }
 
 size_t gopclntab_nfuncs(const struct gopclntab *t) { return t->nfunc; }

@@ -21,8 +21,8 @@ struct gopclntab_func {
 /* The tables of elf, or NULL when it is not a program this reader serves (not Go, another layout, .eh_frame). */
 struct gopclntab *gopclntab_open(Elf *elf);
 void gopclntab_free(struct gopclntab *t);
-/* Whether the file at fd is one gopclntab_open serves (its position is left alone). */
-int gopclntab_serves_fd(int fd);
+/* The file at fd opened (mapped) when gopclntab_open serves it, NULL otherwise. */
+Elf *gopclntab_elf(int fd);
 
 /* The Go function containing addr (a file address). 0, or -1 when no function of the table covers it or the one
  * that does has no tables (runtime/cgo's C code). */
