@@ -84,10 +84,60 @@ check "C++: demangled names of a namespaced class's methods" chain throwing park
     "diag::Parker::wait_forever()" "diag::Parker::park(int)" "diag::Parker::park(int)"
 
 GOSRC=$ROOT/tests/targets/gostacks/main.go
-start_target gostacks "$TARGETS/gostacks"; P=$TARGET_PID
+start_target gostacks env GOSTACKS_TRACE="$TMP/gostacks.trace" "$TARGETS/gostacks"; P=$TARGET_PID
 wait_ready gostacks || fail "the Go target did not start"
 check "Go: captured while stopped" capture gostacks "$P"
 check "Go: at least eu-stack's frames" python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/gostacks.eu" "$TMP/gostacks.json"
+
+# Go programs are named and unwound from their own tables (.gopclntab); DIAGTOP_NO_GOPCLNTAB=1 reads their DWARF
+# as for any program. Both, on the same stopped state, frame by frame; and against what the program's own
+# runtime.Stack says of the goroutines locked to the reader threads.
+same_as_dwarf() {
+    local name=$1 pid=$2
+    kill -STOP "$pid"
+    for i in $(seq 50); do [ "$(awk '{print $3}' "/proc/$pid/stat")" = T ] && break; sleep 0.05; done
+    "$DIAGTOP" stack --json --cpu-sample 0 "$pid" >"$TMP/$name.go.json" &&
+        DIAGTOP_NO_GOPCLNTAB=1 "$DIAGTOP" stack --json --cpu-sample 0 "$pid" >"$TMP/$name.dwarf.json"
+    local rc=$?
+    kill -CONT "$pid"
+    [ $rc = 0 ] && python3 - "$TMP/$name.go.json" "$TMP/$name.dwarf.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda d: {t["tid"]: (t["frames"], t["error"]) for t in d["threads"]}
+ka, kb = key(a), key(b)
+bad = [tid for tid in ka if ka[tid] != kb.get(tid)]
+for tid in bad:
+    print("  thread %d:\n   tables %s\n   DWARF  %s" % (tid, ka[tid], kb.get(tid)), file=sys.stderr)
+sys.exit(1 if bad or not ka or ka.keys() != kb.keys() else 0)
+PY
+}
+check "Go: the same frames from the program's tables as from its DWARF" same_as_dwarf gostacks "$P"
+check "Go: the reader threads' frames are the ones runtime.Stack gives their goroutines" \
+    python3 - "$TMP/gostacks.trace" "$TMP/gostacks.json" <<'PY'
+import json, re, sys
+# runtime.Stack: "goroutine N [syscall, locked to thread]:", then per frame "name(args)" and "\tfile:line +0x..".
+gs, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("goroutine "):
+        cur = []
+        gs.append(cur)
+    elif cur is not None and line.startswith("\t") and cur and cur[-1][1] is None:
+        m = re.match(r"\t(\S+):(\d+)", line)
+        cur[-1] = (cur[-1][0], m.group(1), int(m.group(2)))
+    elif cur is not None and re.match(r"^\S+\(.*\)$", line.strip()) and not line.startswith("created by"):
+        cur.append((line.strip().rsplit("(", 1)[0], None, None))
+readers = [g for g in gs if any(f[0] == "main.blockedRead" for f in g)]
+threads = [[(f["function"], f.get("file"), f.get("line")) for f in t["frames"]]
+           for t in json.load(open(sys.argv[2]))["threads"] if any(f["function"] == "main.blockedRead" for f in t["frames"])]
+if len(readers) != 2 or len(threads) != 2:
+    sys.exit("  %d goroutines and %d threads in main.blockedRead" % (len(readers), len(threads)))
+# The goroutine's first frame is where it entered the system call (its saved pc); the thread's is the call
+# itself: the frames from the second on are return addresses in both, the same.
+for g in readers:
+    want = g[1:]
+    if not any(t[i:i + len(want)] == want for t in threads for i in range(len(t))):
+        sys.exit("  runtime.Stack %s\n  diagtop %s" % (want, threads))
+PY
 # The spinning goroutine runs on whichever thread, and now and then the scheduler preempts it: capture until it is
 # caught in its leaf (at most 5 times).
 spin_chain() {
@@ -134,4 +184,8 @@ for i in 1 2; do
     "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-rt.json"
 done
 check "Go: runtime threads unwind to their roots without an error" runtime_roots "$TMP/gostacks-rt.json"
+
+start_target gopsy "$TARGETS/gopsy" -no-agent; P=$TARGET_PID
+wait_ready gopsy || fail "gopsy did not start"
+check "Go (gopsy, runtime/cgo linked in): the same frames from its tables as from its DWARF" same_as_dwarf gopsy "$P"
 finish

@@ -15,6 +15,7 @@
 
 #include "util/fileio.h"
 #include "elf_inflate.h"
+#include "gopclntab.h"
 
 /* Beyond this, libdw reads the file and inflates it itself: a memfd is memory. */
 #define INFLATE_MAX (1UL << 30)
@@ -171,6 +172,13 @@ int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *modu
     int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base, file_name, elfp);
     char path[4200];
     if (fd < 0 || *elfp) return fd;
+    if (!getenv("DIAGTOP_NO_GOPCLNTAB")) { /* a Go program its tables serve: its DWARF is read only if ever needed */
+        Elf *elf = gopclntab_elf(fd);
+        if (elf) {
+            *elfp = elf;
+            return fd;
+        }
+    }
     int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE") && program_copy_path(fd, path, sizeof path) == 0;
     int copy = use_cache ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     if (copy < 0) copy = inflate(fd, use_cache ? path : NULL);

@@ -10,12 +10,16 @@
 #include "util/fileio.h"
 #include "cu_index.h"
 #include "debuginfo_cache.h"
+#include "gopclntab.h"
 
 /* What diagtop keeps of one module (its Dwfl userdata). */
 struct module_data {
     int pid;
     unsigned long long map_start, map_end; /* its first mapping: /proc/PID/map_files/START-END is its very file */
     struct cu_index ix;                    /* built on first use */
+    int go_checked;
+    struct gopclntab *go;                  /* a Go program's own tables, when they serve it */
+    Dwarf_Addr go_bias;
 };
 
 struct modules {
@@ -75,6 +79,7 @@ static void module_data_free(struct module_data *md)
 {
     if (!md) return;
     cu_index_free(&md->ix);
+    gopclntab_free(md->go);
     free(md);
 }
 
@@ -214,6 +219,27 @@ int modules_pid(const struct modules *m) { return m->pid; }
 Dwfl *modules_dwfl(struct modules *m) { return m->dwfl; }
 unsigned modules_generation(const struct modules *m) { return m->generation; }
 
+/* The module's data, NULL when out of memory. */
+static struct module_data *data_of(Dwfl_Module *mod)
+{
+    void **userdata;
+    dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+    return userdata ? module_data_of(userdata) : NULL;
+}
+
+const struct gopclntab *modules_go(Dwfl_Module *mod, Dwarf_Addr *bias)
+{
+    struct module_data *md = mod ? data_of(mod) : NULL;
+    if (!md) return NULL;
+    if (!md->go_checked) {
+        md->go_checked = 1;
+        Elf *elf = getenv("DIAGTOP_NO_GOPCLNTAB") ? NULL : dwfl_module_getelf(mod, &md->go_bias);
+        md->go = elf ? gopclntab_open(elf) : NULL;
+    }
+    *bias = md->go_bias;
+    return md->go;
+}
+
 /* One module's unwind tables, loaded now. A .debug_frame without a search table is parsed lazily, entry by
  * entry, until the one covering a PC is found: looking up an address no entry covers parses them all. */
 static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
@@ -221,6 +247,7 @@ static int prepare_module(Dwfl_Module *mod, void **userdata, const char *name, D
     (void)userdata, (void)name, (void)start, (void)arg;
     Dwarf_Addr bias;
     if (!dwfl_module_getelf(mod, &bias)) return DWARF_CB_OK;
+    if (modules_go(mod, &bias)) return DWARF_CB_OK; /* unwound with its own tables: no DWARF to read */
     if (dwfl_module_eh_cfi(mod, &bias)) return DWARF_CB_OK;
     Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(mod, &bias);
     Dwarf_Frame *frame = NULL;

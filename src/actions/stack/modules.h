@@ -27,4 +27,9 @@ unsigned modules_generation(const struct modules *m);
  * dwfl_module_addrdie, but also for binaries without .debug_aranges (Go's): then the CUs' own address ranges are
  * indexed once per module. NULL when no CU covers it. */
 Dwarf_Die *modules_addrdie(struct modules *m, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias);
+
+struct gopclntab;
+/* A Go program's own PC tables, where they serve the module (gopclntab.h), with the module's bias; NULL otherwise
+ * and when DIAGTOP_NO_GOPCLNTAB is set (then its DWARF serves, as for any program). */
+const struct gopclntab *modules_go(Dwfl_Module *mod, Dwarf_Addr *bias);
 #endif

@@ -13,6 +13,7 @@
 #include "demangle.h"
 #include "dwarf_scopes.h"
 #include "frame_cache.h"
+#include "gopclntab.h"
 #include "modules.h"
 
 #define CACHE_BUCKETS 1024
@@ -214,6 +215,56 @@ static int kept_lookup(struct frame_cache *fc, unsigned long long pc, unsigned l
     return n;
 }
 
+/* A file name of a Go program's tables as libdw gives DWARF's: a relative one joined to the unit's directory,
+ * which Go's linker writes as ".". */
+static char *go_file(const char *name)
+{
+    if (name[0] == '/') return strdup(name);
+    char *joined = malloc(strlen(name) + 3);
+    if (joined) {
+        memcpy(joined, "./", 2);
+        strcpy(joined + 2, name);
+    }
+    return joined;
+}
+
+/* A PC of a Go program from its own tables, as its DWARF would name it (gopclntab.h): 1 + the inlined calls; -1
+ * when no function of the tables holds it (the C of runtime/cgo: Go's linker keeps no DWARF of it either), 0 when
+ * they cannot say (then its DWARF is asked). */
+static int lookup_go(const struct gopclntab *go, Dwarf_Addr bias, Dwfl_Module *mod, struct stack_frame *base,
+                     Dwarf_Addr addr, int want_source, struct stack_frame *out, int max)
+{
+    struct gopclntab_func fn;
+    struct gopclntab_frame fr[MAX_INLINE + 1];
+    if (gopclntab_find(go, addr - bias, &fn) < 0) return -1;
+    int nfr = gopclntab_frames(go, &fn, addr - bias, fr, max < MAX_INLINE + 1 ? max : MAX_INLINE + 1);
+    if (nfr <= 0) return 0;
+    /* The tables shorten the type arguments of generic functions and of some generated ones to "[...]"; DWARF
+     * and the symbol table have them in full. */
+    for (int i = 0; i < nfr - 1; i++)
+        if (strstr(fr[i].function, "[...]")) return 0;
+    if (strstr(fr[nfr - 1].function, "[...]")) {
+        GElf_Off off;
+        GElf_Sym sym;
+        const char *symbol = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+        if (!symbol || addr - off != fn.entry + bias) return 0;
+        fr[nfr - 1].function = symbol;
+    }
+    base->offset = base->pc - (fn.entry + bias);
+    int n = 0;
+    if (want_source)
+        for (; n < nfr - 1; n++)
+            out[n] = (struct stack_frame){base->pc, 1, demangle_dup(fr[n].function), 0, go_file(fr[n].file),
+                                          fr[n].line, dup_or_null(base->module)};
+    base->function = demangle_dup(fr[nfr - 1].function);
+    if (want_source) {
+        base->file = go_file(fr[nfr - 1].file);
+        base->line = fr[nfr - 1].line;
+    }
+    out[n++] = *base;
+    return n;
+}
+
 /* Fills frames for pc: the chain of inlined calls from libdw's scopes (innermost first), then the function that
  * contains them. Names come from DWARF where there is any, else from the symbol table. Asks the frames kept by
  * earlier runs first (the same build-id at the same offset has the same frames) and keeps what DWARF answered. */
@@ -238,6 +289,10 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
         free(base.module);
         return n;
     }
+    Dwarf_Addr go_bias;
+    const struct gopclntab *go = modules_go(mod, &go_bias);
+    int go_n = go ? lookup_go(go, go_bias, mod, &base, addr, want_source, out, max) : 0;
+    if (go_n > 0) return go_n;
     GElf_Off sym_off = 0;
     GElf_Sym sym;
     const char *symbol = dwfl_module_addrinfo(mod, addr, &sym_off, &sym, NULL, NULL, NULL);
@@ -249,7 +304,7 @@ static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int ret
 
     /* Inlined calls, innermost first, up to the function that contains them. */
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = modules_addrdie(sy->m, mod, addr, &bias);
+    Dwarf_Die *cu = go_n < 0 ? NULL : modules_addrdie(sy->m, mod, addr, &bias);
     Dwarf_Die *chain = NULL;
     int nchain = cu ? chain_at(sy, cu, addr - bias, &chain) : 0;
     if (nchain < 0) nchain = 0;

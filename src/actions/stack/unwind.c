@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "actions/target/arch_regs.h"
+#include "gopclntab.h"
+#include "stack.h"
 
 #define PAGE 4096ULL
 #define CACHED_PAGES 64
@@ -34,6 +36,17 @@ struct unwinder {
     int n, max;
     char *why;
     size_t whylen;
+    /* Go frames are unwound with the program's own tables (go_unwind), the others by libdw; between the two the
+     * frame's registers pass: r (known: the bits of set), its pc, and whether the pc is exact. */
+    int libdw_only;   /* a Go frame the tables could not explain: libdw does the whole stack */
+    int resuming;     /* libdw starts from the frame below, not from the thread's registers */
+    int seg_first;    /* the next frame libdw reports is its segment's first */
+    int handed_back;  /* libdw stopped at a Go frame, now in the fields below */
+    unsigned long long r[ARCH_DWARF_REGS];
+    unsigned set;
+    unsigned long long pc;
+    int exact;
+    unsigned long long prev_lookup; /* the previous frame's lookup address, in a libdw segment */
 };
 
 static const unsigned char *page_of(struct unwinder *u, unsigned long long addr)
@@ -105,6 +118,16 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
     struct unwinder *u = arg;
+    if (u->resuming) { /* only the registers libdw would know at this frame */
+        for (int i = 0; i < ARCH_DWARF_REGS; i++) {
+            Dwarf_Word v = u->r[i];
+            if ((u->set >> i & 1) && !dwfl_thread_state_registers(thread, i, 1, &v)) return false;
+        }
+        /* A return address goes in as the call's last byte: libdw looks up the initial frame's CFI at its pc,
+         * the others' at pc - 1. */
+        dwfl_thread_state_register_pc(thread, u->exact ? u->pc : u->pc - 1);
+        return true;
+    }
     unsigned long long values[ARCH_DWARF_REGS];
     Dwarf_Word regs[ARCH_DWARF_REGS];
     int n = ARCH_DWARF_REGS;
@@ -171,16 +194,60 @@ static int prepared(struct unwinder *u)
     return u->attached && u->attached == modules_generation(u->m) && modules_dwfl(u->m);
 }
 
+/* The Go tables serving the module at addr, with its bias; NULL for any other code. */
+static const struct gopclntab *go_at(struct unwinder *u, unsigned long long addr, Dwarf_Addr *bias)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(u->m), addr);
+    return mod ? modules_go(mod, bias) : NULL;
+}
+
+/* Whether the CFI libdw used for the frame at addr marks a signal frame (its caller's pc is then exact). */
+static int signal_cfi(struct unwinder *u, unsigned long long addr)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(u->m), addr);
+    Dwarf_Addr bias;
+    Dwarf_CFI *cfis[2] = {mod ? dwfl_module_eh_cfi(mod, &bias) : NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && mod) cfis[1] = dwfl_module_dwarf_cfi(mod, &bias);
+        Dwarf_Frame *frame = NULL;
+        if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], addr - bias, &frame) != 0) continue;
+        bool signalp = false;
+        dwarf_frame_info(frame, NULL, NULL, &signalp);
+        free(frame);
+        return signalp;
+    }
+    return 0;
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg)
 {
     struct unwinder *u = arg;
     Dwarf_Addr pc;
     bool activation;
+    int first = u->seg_first;
+    u->seg_first = 0;
+    if (!first && !u->libdw_only && dwfl_frame_pc(state, &pc, NULL) && pc != 0) {
+        Dwarf_Addr bias;
+        if (go_at(u, pc - 1, &bias)) { /* Go's tables take over from here, before libdw unwinds this frame */
+            u->set = 0;
+            for (int i = 0; i < ARCH_DWARF_PC; i++) {
+                Dwarf_Word v;
+                if (dwfl_frame_reg(state, (unsigned)i, &v) == 0) u->r[i] = v, u->set |= 1u << i;
+            }
+            u->pc = u->r[ARCH_DWARF_PC] = pc;
+            u->set |= 1u << ARCH_DWARF_PC;
+            u->exact = signal_cfi(u, u->prev_lookup);
+            u->handed_back = 1;
+            return DWARF_CB_ABORT;
+        }
+    }
     if (!dwfl_frame_pc(state, &pc, &activation)) {
         snprintf(u->why, u->whylen, "unwinding stopped: %s", dwfl_errmsg(-1));
         return DWARF_CB_ABORT;
     }
+    if (first && u->resuming && !u->exact) pc++, activation = false; /* it went in as pc - 1 */
     if (pc == 0) return DWARF_CB_ABORT; /* the outermost frame's return address */
+    u->prev_lookup = activation ? pc : pc - 1;
     u->out[u->n++] = (struct unwind_frame){pc, activation};
     if (u->n == u->max) {
         snprintf(u->why, u->whylen, "stopped after %d frames", u->max);
@@ -189,7 +256,80 @@ static int on_frame(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
-/* Runs libdwfl's unwinder over the thread state set up in u. */
+/* libdw from the thread's registers, or from the frame in u (resume). 1 when it handed a Go frame back. */
+static int libdw_segment(struct unwinder *u, int tid, int resume)
+{
+    u->resuming = resume;
+    u->seg_first = 1;
+    u->handed_back = 0;
+    int rc = dwfl_getthread_frames(modules_dwfl(u->m), tid, on_frame, u);
+    u->resuming = 0;
+    if (u->handed_back) return 1;
+    if (rc < 0 && !u->why[0]) /* past the last frame CFI or frame pointers could explain */
+        snprintf(u->why, u->whylen, "unwinding stopped: %s (JIT or code without unwind info?)", dwfl_errmsg(-1));
+    return 0;
+}
+
+#define DWARF_SAME_VALUE 0xf041u /* what libdw's x86-64 ABI rules keep across a frame: DWARF 0, 6, 12-15 */
+#define DWARF_RBP 6
+
+enum { GO_DONE, GO_LIBDW, GO_CONFUSED };
+
+/* Unwinds the Go frames from the one in u, as libdw would from the program's .debug_frame (one entry per
+ * function, from these very tables: CFA = SP + the frame's size + 8, the return address just below it, the other
+ * registers by libdw's x86-64 rules). GO_LIBDW when a frame outside Go's code is reached (its registers in u),
+ * GO_DONE at the end of the stack, GO_CONFUSED when the tables or the memory do not allow what libdw would do
+ * to be known (then libdw unwinds the whole stack). */
+static int go_unwind(struct unwinder *u)
+{
+    for (;;) {
+        Dwarf_Addr bias;
+        unsigned long long lookup = u->exact ? u->pc : u->pc - 1;
+        const struct gopclntab *go = go_at(u, lookup, &bias);
+        if (!go) return GO_LIBDW;
+        u->out[u->n++] = (struct unwind_frame){u->pc, u->exact};
+        if (u->n == u->max) {
+            snprintf(u->why, u->whylen, "stopped after %d frames", u->max);
+            return GO_DONE;
+        }
+        struct gopclntab_func fn;
+        Dwarf_Word ra, sp = u->r[ARCH_DWARF_SP], fp = u->r[DWARF_RBP];
+        long long delta = -2;
+        if (gopclntab_find(go, lookup - bias, &fn) == 0) {
+            if (stack_go_end(gopclntab_name(go, &fn))) return GO_DONE; /* what lies past it is not this stack */
+            delta = gopclntab_spdelta(go, &fn, lookup - bias);
+            if (delta == -1) return GO_CONFUSED;
+        }
+        if (delta >= 0) {
+            if (!(u->set >> ARCH_DWARF_SP & 1)) return GO_CONFUSED;
+            Dwarf_Addr cfa = sp + (unsigned long long)delta + 8;
+            if (!memory_read(NULL, cfa - 8, &ra, u)) return GO_CONFUSED;
+            u->set = (u->set & DWARF_SAME_VALUE) | 1u << ARCH_DWARF_SP | 1u << ARCH_DWARF_PC;
+            u->r[ARCH_DWARF_SP] = cfa;
+        } else {
+            /* Code without an entry (runtime/cgo's C, a function's padding): libdw finds no CFI and tries the frame pointer
+             * (elfutils' x86_64_unwind), else stops. */
+            Dwarf_Word prev_fp = 0;
+            int ok = (u->set >> DWARF_RBP & 1) && fp != 0;
+            if (ok && !memory_read(NULL, fp, &prev_fp, u)) prev_fp = 0;
+            ok = ok && memory_read(NULL, fp + 8, &ra, u);
+            if (ok && (u->set >> ARCH_DWARF_SP & 1) && sp >= fp + 16) ok = 0;
+            if (!ok) {
+                snprintf(u->why, u->whylen,
+                         "unwinding stopped: no matching address range (JIT or code without unwind info?)");
+                return GO_DONE;
+            }
+            u->set = 1u << DWARF_RBP | 1u << ARCH_DWARF_SP;
+            u->r[DWARF_RBP] = prev_fp;
+            u->r[ARCH_DWARF_SP] = fp + 16;
+        }
+        if (ra == 0) return GO_DONE; /* the outermost frame */
+        u->r[ARCH_DWARF_PC] = u->pc = ra;
+        u->exact = 0;
+    }
+}
+
+/* The thread state set up in u, unwound: libdw and Go's tables in turns. */
 static int unwind_frames(struct unwinder *u, int tid, struct unwind_frame *frames, int max, char *why, size_t whylen)
 {
     u->out = frames;
@@ -197,9 +337,34 @@ static int unwind_frames(struct unwinder *u, int tid, struct unwind_frame *frame
     u->max = max;
     u->why = why;
     u->whylen = whylen;
-    int rc = dwfl_getthread_frames(modules_dwfl(u->m), tid, on_frame, u);
-    if (rc < 0 && !why[0]) /* past the last frame CFI or frame pointers could explain */
-        snprintf(why, whylen, "unwinding stopped: %s (JIT or code without unwind info?)", dwfl_errmsg(-1));
+    u->libdw_only = 0;
+    unsigned long long values[ARCH_DWARF_REGS];
+    int nregs = ARCH_DWARF_REGS;
+    if (u->copy_stack) memcpy(values, u->copy_regs, sizeof values);
+    else nregs = arch_regs_dwarf(&u->regs, values, ARCH_DWARF_REGS);
+    Dwarf_Addr bias;
+    int go = nregs == ARCH_DWARF_REGS && go_at(u, values[ARCH_DWARF_PC], &bias);
+    if (go) {
+        memcpy(u->r, values, sizeof u->r);
+        u->set = (1u << ARCH_DWARF_REGS) - 1;
+        u->pc = values[ARCH_DWARF_PC];
+        u->exact = 1;
+    } else if (!libdw_segment(u, tid, 0)) {
+        u->out = NULL;
+        return u->n;
+    }
+    for (;;) {
+        int r = go_unwind(u);
+        if (r == GO_DONE) break;
+        if (r == GO_CONFUSED) {
+            u->n = 0;
+            why[0] = '\0';
+            u->libdw_only = 1;
+            libdw_segment(u, tid, 0);
+            break;
+        }
+        if (!libdw_segment(u, tid, 1)) break;
+    }
     u->out = NULL;
     return u->n;
 }

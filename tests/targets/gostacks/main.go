@@ -1,7 +1,8 @@
 // gostacks: a Go test target (standard library only) whose OS threads sit in known functions: a goroutine
 // spinning in a frameless leaf (spinLeaf <- spinMiddle <- a closure), and goroutines locked to their threads and
 // blocked in read(2) on a pipe (blockedRead <- reader). Go binaries carry their unwind tables only in
-// .debug_frame and their DWARF compressed, without .debug_aranges. Prints "ready" when every thread is in place.
+// .debug_frame and their DWARF compressed, without .debug_aranges. Prints "ready" when every thread is in place,
+// after writing its goroutines' stacks as runtime.Stack gives them to $GOSTACKS_TRACE when that is set.
 package main
 
 import (
@@ -55,6 +56,13 @@ func main() {
 		<-ready
 	}
 	time.Sleep(200 * time.Millisecond)
+	// The program's own view of its goroutines (runtime.Stack, from the same tables a traceback reads), for tests.
+	if path := os.Getenv("GOSTACKS_TRACE"); path != "" {
+		buf := make([]byte, 1<<20)
+		if err := os.WriteFile(path, buf[:runtime.Stack(buf, true)], 0o644); err != nil {
+			panic(err)
+		}
+	}
 	fmt.Println("ready")
 	os.Stdout.Sync()
 	time.Sleep(time.Hour)
