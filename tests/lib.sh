@@ -22,6 +22,13 @@ ok() { echo "ok $TEST_NAME: $*"; }
 # skip WHY: a check that could not run here; tests/run counts it apart, never as passed.
 skip() { echo "skip $TEST_NAME: $*"; }
 
+# The table's titles in tmux end with COMMAND, which starts 32 columns or more from the right edge (issue 27).
+command_column_wide() {
+    local t
+    t=$(tmux -L "$TMUX_SOCKET" capture-pane -p | grep -m1 'PID ' | sed 's/ *$//')
+    [[ $t == *COMMAND ]] && [ $((80 - ${#t} + 7)) -ge 32 ] || { echo "  titles: $t" >&2; return 1; }
+}
+
 # CP: a class path holding tests/targets/NAME.java compiled: build/targets/java's when it is up to date, else
 # compiled into this test's own directory (tests run side by side: none writes into build/).
 java_classes() { # NAME

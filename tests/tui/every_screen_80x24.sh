@@ -94,9 +94,7 @@ pane_ok() {
 tui_start 80 24 "$DIAGTOP -d 1"
 tui_wait "PID USER" || fail "no table"
 # ---- the table ----
-check "table: COMMAND starts 32 columns or more from the right edge" bash -c "
-    t=\$(tmux -L '$TMUX_SOCKET' capture-pane -p | grep -m1 'PID ' | sed 's/ *\$//')
-    [[ \$t == *COMMAND ]] && [ \$((80 - \${#t} + 7)) -ge 32 ] || { echo \"  titles: \$t\" >&2; exit 1; }"
+check "table: COMMAND starts 32 columns or more from the right edge" command_column_wide
 check "table: the meters' task counts end with a whole word" tui_wait 'Tasks: [0-9]+.* (sleeping|sleep)$'
 pane_ok table
 tui_keys F4

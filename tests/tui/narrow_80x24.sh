@@ -14,9 +14,7 @@ start_target memhog "$HOG" 64; M=$TARGET_PID
 tui_start 80 24 "$DIAGTOP -d 0.5 -p $M"
 tui_wait "^ *$M " || fail "no row"
 
-check "the table's titles end with COMMAND, 32 columns or more from the right edge" bash -c "
-    t=\$(tmux -L '$TMUX_SOCKET' capture-pane -p | grep -m1 'PID ' | sed 's/ *\$//')
-    [[ \$t == *COMMAND ]] && [ \$((80 - \${#t} + 7)) -ge 32 ] || { echo \"  titles: \$t\" >&2; exit 1; }"
+check "the table's titles end with COMMAND, 32 columns or more from the right edge" command_column_wide
 check "the long path of the target reads whole, with its argument" tui_wait " $HOG 64\$"
 check "the function bar reaches F10 Quit" tui_wait 'F9Kill +F10Quit'
 

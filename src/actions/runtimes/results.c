@@ -211,15 +211,16 @@ int rt_heap_changes(const struct rt_heap *old, const struct rt_heap *cur, struct
     return rc;
 }
 
-/* A function's name in a report frame, as the rows show it: the symbol, else module+offset, else the address. */
-static char *report_name(const struct cpu_frame *f)
+char *rt_frame_label(const char *function, const char *module, unsigned long long offset, unsigned long long pc)
 {
     char buf[600];
-    if (f->function) return strdup(f->function);
-    if (f->module) snprintf(buf, sizeof buf, "%s+0x%llx", f->module, f->offset);
-    else snprintf(buf, sizeof buf, "0x%llx", f->pc);
+    if (function) return strdup(function);
+    if (module) snprintf(buf, sizeof buf, "%s+0x%llx", module, offset);
+    else snprintf(buf, sizeof buf, "0x%llx", pc);
     return strdup(buf);
 }
+
+static char *report_name(const struct cpu_frame *f) { return rt_frame_label(f->function, f->module, f->offset, f->pc); }
 
 struct fn_index {
     char *name;

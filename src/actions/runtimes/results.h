@@ -140,6 +140,8 @@ struct cpu_report;
  * flat, largest first. Leaves the other fields alone. Returns 0 or -ENOMEM (the rows made so far stay for
  * rt_profile_free). */
 int rt_profile_from_report(const struct cpu_report *r, int samples, struct rt_profile *out);
+/* A frame's function as rows show it, malloc'd: the symbol, else module+offset, else the address. */
+char *rt_frame_label(const char *function, const char *module, unsigned long long offset, unsigned long long pc);
 
 /* ---- a file the runtime wrote for us (heap dump) ---- */
 

@@ -181,15 +181,6 @@ static struct pc_name *names_of(struct names *nm, unsigned long long pc, int ra)
     return e;
 }
 
-/* A frame's function as rows show it: the symbol, else module+offset, else the address. */
-static char *frame_name(const struct stack_frame *f)
-{
-    char buf[600];
-    if (f->function) return strdup(f->function);
-    if (f->module) snprintf(buf, sizeof buf, "%s+0x%llx", f->module, f->offset);
-    else snprintf(buf, sizeof buf, "0x%llx", f->pc);
-    return strdup(buf);
-}
 
 /* ---- memstats, trim ---- */
 
@@ -292,7 +283,7 @@ static int site_row(struct names *nm, const struct heap_drop *drop, const struct
         for (int k = 0; k < per[i]->n; k++) {
             const struct stack_frame *f = &nm->f[per[i]->first + k];
             struct rt_frame *rf = &row->stack[row->nstack++];
-            rf->function = frame_name(f);
+            rf->function = rt_frame_label(f->function, f->module, f->offset, f->pc);
             rf->file = f->file ? strdup(f->file) : NULL;
             rf->line = f->line;
             if (!rf->function || (f->file && !rf->file)) return -ENOMEM;
