@@ -15,7 +15,7 @@ tui_start 80 24 "$DIAGTOP -d 1 -p $J"
 tui_wait "^ *$J .* java" 10 || fail "no row for the JVM"
 tui_keys G
 check "G on a JVM asks first, naming the heap used and committed" tui_wait \
-    "Full GC pauses $J: heap [0-9.]+ [KMG]iB used, [0-9.]+ [KMG]iB committed\. Run\? \[y/N\]" 5
+    "Full GC pauses $J: heap [0-9.]+ ([KMG]i)?B used, [0-9.]+ ([KMG]i)?B committed\. Run\? \[y/N\]" 5
 check "... and runs nothing meanwhile" bash -c "sleep 1; [ \$(grep -c 'Pause Full' '$TMP/gc.log') = 0 ]"
 tui_keys n
 check "n: the status says the GC was cancelled" tui_wait 'GC cancelled: nothing was run' 5
