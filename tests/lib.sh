@@ -54,6 +54,13 @@ check() {
 
 # start_in_pid_namespace: a sleeper in PID and mount namespaces of its own (unshare, root only); sets NS_PID to
 # its PID as seen here ("" if it did not appear). --kill-child: it dies with unshare, which the cleanup stops by PID.
+# Ends the test with a skip where new PID and mount namespaces cannot be made (not root, or a kernel that refuses).
+pid_namespaces_or_skip() {
+    [ "$(id -u)" -eq 0 ] && unshare --pid --fork --kill-child --mount-proc true 2>/dev/null && return 0
+    skip "unshare needs root and a kernel that allows new PID and mount namespaces"
+    finish
+}
+
 start_in_pid_namespace() {
     start_target pidns unshare --pid --fork --kill-child --mount-proc "$TARGETS/sleeper"
     local u=$TARGET_PID i

@@ -4,10 +4,7 @@
 # cgroup names, for targets moved into cgroups named as docker and Kubernetes name theirs.
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" -ne 0 ] || ! unshare --pid --fork --kill-child --mount-proc true 2>/dev/null; then
-    skip "unshare needs root (and a kernel that allows new PID and mount namespaces)"
-    finish
-fi
+pid_namespaces_or_skip
 
 start_in_pid_namespace; P=$NS_PID
 [ -n "$P" ] || fail "no process inside the new PID namespace"

@@ -4,10 +4,7 @@
 # /proc/PID/maps does, never a union rwxp.
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" -ne 0 ] || ! unshare --pid --fork --kill-child --mount-proc true 2>/dev/null; then
-    skip "unshare needs root"
-    finish
-fi
+pid_namespaces_or_skip
 start_in_pid_namespace; P=$NS_PID
 [ -n "$P" ] || fail "no process inside the new PID namespace"
 tui_start 80 24 "$DIAGTOP -d 0.5 -p $P"
