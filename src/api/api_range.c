@@ -2,17 +2,18 @@
 
 #include <string.h>
 
-/* Decimal digits at *p into *v (at most 19, so no overflow); advances *p. Returns 0 or -1 when there are none. */
+/* Decimal digits at *p into *v; advances *p. A number past 2^64-1 saturates there: RFC 9110 lets a position have
+ * any number of digits, and one that large still means "to the end" (last) or "past the end" (first). Returns 0,
+ * or -1 when there are none. */
 static int digits(const char **p, uint64_t *v)
 {
     const char *s = *p;
     uint64_t x = 0;
-    int n = 0;
     while (*s >= '0' && *s <= '9') {
-        if (++n > 19) return -1;
-        x = x * 10 + (uint64_t)(*s++ - '0');
+        unsigned d = (unsigned)(*s++ - '0');
+        x = x > (UINT64_MAX - d) / 10 ? UINT64_MAX : x * 10 + d;
     }
-    if (!n) return -1;
+    if (s == *p) return -1;
     *v = x;
     *p = s;
     return 0;

@@ -243,8 +243,15 @@ static void ranges(void)
     CHECK_INT(api_range_parse("bytes=0-1,5-6", 100, &st, &len), API_RANGE_WHOLE);
     CHECK_INT(api_range_parse("items=0-1", 100, &st, &len), API_RANGE_WHOLE);
     CHECK_INT(api_range_parse("bytes=-", 100, &st, &len), API_RANGE_WHOLE);
-    CHECK_INT(api_range_parse("bytes=99999999999999999999-", 100, &st, &len), API_RANGE_WHOLE);
-    CHECK_INT(api_range_parse("bytes=18446744073709551615-", 100, &st, &len), API_RANGE_WHOLE);
+    /* RFC 9110: positions of any length; past the end is 416 for the first, "to the end" for the last. */
+    CHECK_INT(api_range_parse("bytes=99999999999999999999-", 100, &st, &len), API_RANGE_UNSATISFIABLE);
+    CHECK_INT(api_range_parse("bytes=18446744073709551615-", 100, &st, &len), API_RANGE_UNSATISFIABLE);
+    CHECK_INT(api_range_parse("bytes=0-18446744073709551615", 100, &st, &len), API_RANGE_PART);
+    CHECK(st == 0 && len == 100);
+    CHECK_INT(api_range_parse("bytes=0-999999999999999999999999", 100, &st, &len), API_RANGE_PART);
+    CHECK(st == 0 && len == 100);
+    CHECK_INT(api_range_parse("bytes=-99999999999999999999", 100, &st, &len), API_RANGE_PART);
+    CHECK(st == 0 && len == 100);
     CHECK_INT(api_range_parse("bytes=1844674407370955161-", 100, &st, &len), API_RANGE_UNSATISFIABLE);
 }
 
