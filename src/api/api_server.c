@@ -1,6 +1,7 @@
 #include "api_server.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include "util/fileio.h"
 #include "util/text.h"
 #include "api_auth.h"
+#include "api_guard.h"
 #include "api_libs.h"
 #include "api_state.h"
 
@@ -35,7 +37,8 @@ struct api_server {
     char *cert, *key;
     FILE *log;
     pthread_mutex_t log_lock;
-    int have_state, have_dumps;
+    struct api_guard guard;
+    int have_state, have_dumps, have_guard;
 };
 
 /* One request: its query, validated once, and what the handler needs to read headers. */
@@ -43,7 +46,8 @@ struct request_ctx {
     struct MHD_Connection *conn;
     struct api_server *server;
     const struct api_route *route;
-    int nargs, bad_arg, answered;
+    int nargs, bad_arg, answered, headers_in;
+    int bad_path; /* the raw path has an encoded NUL or separator, or a control byte: 400 */
     double started;
     char bad_name[64];
     char *keys[ARGS_MAX], *values[ARGS_MAX];
@@ -274,17 +278,31 @@ static const char *header_of(void *cookie, const char *name)
     return api_libs()->lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
 }
 
-/* A request from a page of another site: refused, whatever its credentials (CORS is off). */
-static int cross_site(struct api_server *s, struct MHD_Connection *c)
+/* Whether a header naming a page (Origin, or Referer) names this server: its scheme and Host, then the end or a
+ * path. */
+static int same_origin(struct api_server *s, struct MHD_Connection *c, const char *url, int whole)
+{
+    const char *host = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    char expect[320];
+    int n = snprintf(expect, sizeof expect, "%s://%s", s->tls ? "https" : "http", host ? host : "");
+    if (n < 0 || (size_t)n >= sizeof expect || strncmp(url, expect, (size_t)n)) return 0;
+    return url[n] == '\0' || (!whole && url[n] == '/');
+}
+
+/* A request from a page of another site: refused, whatever its credentials (CORS is off). A foreign Origin, else
+ * a foreign Referer, is refused; a request that changes something and carries neither is taken only with a bearer
+ * token, which a browser never adds by itself (it does replay Basic credentials). */
+static int cross_site(struct api_server *s, struct MHD_Connection *c, const char *method)
 {
     const char *site = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
     if (site && (!strcmp(site, "cross-site") || !strcmp(site, "same-site"))) return 1;
     const char *origin = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-    if (!origin) return 0;
-    const char *host = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    char expect[320];
-    snprintf(expect, sizeof expect, "%s://%s", s->tls ? "https" : "http", host ? host : "");
-    return strcmp(origin, expect) != 0;
+    if (origin) return !same_origin(s, c, origin, 1);
+    const char *referer = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Referer");
+    if (referer) return !same_origin(s, c, referer, 0);
+    if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) return 0;
+    const char *authz = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    return !authz || strncasecmp(authz, "Bearer ", 7) != 0;
 }
 
 static const struct sockaddr *client_addr(struct MHD_Connection *c)
@@ -294,8 +312,8 @@ static const struct sockaddr *client_addr(struct MHD_Connection *c)
 }
 
 /* Who asks: 0 with the principal (its name in who), or -1 with the 429, 401 or 403 in r. */
-static int authenticate(struct api_server *s, struct MHD_Connection *c, struct api_reply *r, struct api_principal *p,
-                        char *who, size_t wholen)
+static int authenticate(struct api_server *s, struct MHD_Connection *c, const char *method, struct api_reply *r,
+                        struct api_principal *p, char *who, size_t wholen)
 {
     const struct sockaddr *addr = client_addr(c);
     double now = clock_monotonic_seconds();
@@ -313,7 +331,9 @@ static int authenticate(struct api_server *s, struct MHD_Connection *c, struct a
     }
     api_auth_succeeded(&s->auth, addr);
     snprintf(who, wholen, "%s", p->name);
-    if (cross_site(s, c)) return api_reply_error(r, 403, "a request from another site (CORS is off)");
+    if (cross_site(s, c, method))
+        return api_reply_error(r, 403, "a request from another site (CORS is off), or one that changes something "
+                               "with neither Origin nor Referer nor a bearer token");
     return 0;
 }
 
@@ -321,8 +341,9 @@ static int authenticate(struct api_server *s, struct MHD_Connection *c, struct a
 static int handle(struct api_server *s, struct MHD_Connection *c, const char *url, const char *method,
                   struct request_ctx *x, struct api_reply *r, char *who, size_t wholen)
 {
+    if (x->bad_path) return api_reply_error(r, 400, "an encoded NUL or path separator, or a control byte, in the path");
     struct api_principal p;
-    if (authenticate(s, c, r, &p, who, wholen) < 0) return -1;
+    if (authenticate(s, c, method, r, &p, who, wholen) < 0) return -1;
 
     struct api_route route;
     char allow[64], err[256];
@@ -348,6 +369,54 @@ static int handle(struct api_server *s, struct MHD_Connection *c, const char *ur
     return 0;
 }
 
+/* The guard's record of a connection, kept as libmicrohttpd's socket context. */
+static struct api_guard_conn *guard_conn(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = api_libs()->get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct api_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = api_libs()->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? api_guard_open(&s->guard, ci->connect_fd) : NULL;
+    } else {
+        api_guard_close(&s->guard, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* Whether a raw path (before '?') may be routed: libmicrohttpd decodes it before we see it, so an encoded NUL
+ * would cut it short and an encoded '/' would make two segments of one. */
+static int raw_path_ok(const char *uri)
+{
+    for (const char *p = uri; *p && *p != '?'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return 0;
+        if (*p == '%' && p[1] && p[2]) {
+            char hex[3] = {p[1], p[2], 0};
+            long v = strtol(hex, NULL, 16);
+            if (isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2]) && (v < 0x20 || v == 0x7f || v == '/' || v == '\\'))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The request line is in, still undecoded: its context starts here (it becomes the request's con_cls). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    struct request_ctx *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    x->conn = c;
+    x->server = cls;
+    x->started = clock_monotonic_seconds();
+    x->bad_path = !raw_path_ok(uri);
+    return x;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -359,15 +428,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct api_reply r;
     api_reply_init(&r);
     char who[API_AUTH_NAME_MAX + 8] = "";
-    if (!x) {
+    if (!x) return MHD_NO; /* out of memory when its request line came */
+    if (!x->headers_in) {
         /* The headers are in. A body is refused at once (and never read: MHD closes the connection); otherwise
          * the answer comes on the next call, when MHD knows the request is complete and can keep the
          * connection alive. */
-        if (!(x = calloc(1, sizeof *x))) return MHD_NO;
+        x->headers_in = 1;
         x->conn = c;
-        x->server = s;
-        x->started = clock_monotonic_seconds();
-        *con_cls = x;
+        api_guard_request_in(&s->guard, guard_conn(c));
         const char *cl = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         const char *te = api_libs()->lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
         if ((cl && strcmp(cl, "0")) || te) {
@@ -394,9 +462,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode code)
 {
-    (void)cls;
-    (void)c;
     (void)code;
+    struct api_server *s = cls;
+    api_guard_request_done(&s->guard, guard_conn(c));
     struct request_ctx *x = *con_cls;
     if (!x) return;
     for (int i = 0; i < x->nargs; i++) {
@@ -431,6 +499,7 @@ static char *read_pem(const char *path, int secret, char *err, size_t errlen)
 
 static void free_server(struct api_server *s)
 {
+    if (s->have_guard) api_guard_stop(&s->guard); /* after the daemon: no connection is left to guard */
     if (s->have_dumps) api_dumps_shutdown(&s->state.dumps);
     if (s->have_state) {
         api_store_destroy(&s->state.heaps);
@@ -508,7 +577,16 @@ static int start_daemon(struct api_server *s, const struct api_server_config *c,
     if (family == AF_INET6) flags |= MHD_USE_IPv6;
     if (s->tls) flags |= MHD_USE_TLS;
     unsigned max = c->max_connections > 0 ? (unsigned)c->max_connections : 64;
-    unsigned per_ip = max > 1 ? max / 2 : 1;
+    /* A quarter per address, and the guard (api_guard.h) frees slots held by slow requests: no address, nor a
+     * few of them, can starve the rest. */
+    unsigned per_ip = max >= 8 ? max / 4 : 2;
+    int rc = api_guard_start(&s->guard, max, c->client_timeout > 0 ? c->client_timeout : 15);
+    if (rc < 0) {
+        close(fd);
+        snprintf(err, errlen, "cannot start the connection guard: %s", strerror(-rc));
+        return rc;
+    }
+    s->have_guard = 1;
     struct MHD_OptionItem tls_opts[] = {
         {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key},
         {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert},
@@ -518,7 +596,8 @@ static int start_daemon(struct api_server *s, const struct api_server_config *c,
     s->daemon = api_libs()->start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_CONNECTION_LIMIT, max,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_line, s, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)(c->client_timeout > 0 ? c->client_timeout : 15), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)MEMORY_LIMIT, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_ARRAY, s->tls ? tls_opts : tls_opts + 3, MHD_OPTION_END);
     if (!s->daemon) {

@@ -35,8 +35,10 @@ static const char serve_usage[] =
     "                        secrets), whoever asks\n"
     "      --dump-dir DIR    where core dumps go (default as for diagtop dump)\n"
     "      --drop-frames RE  heap: more allocation wrappers to skip when naming a row (as diagtop heap)\n"
-    "      --max-connections N   at most N connections (default 64; half of them per client address)\n"
-    "      --client-timeout S    close a connection idle for S seconds (default 15)\n"
+    "      --max-connections N   at most N connections (default 64; a quarter of them per client address);\n"
+    "                        when few are left, the oldest ones still sending a request are closed\n"
+    "      --client-timeout S    a request's line and headers must arrive within S seconds, and a connection\n"
+    "                        idle for S seconds is closed (default 15)\n"
     "      --sample-interval S   reuse a process-table sample younger than S seconds (default 1)\n"
     "      --quiet           no access log on stderr\n";
 

@@ -74,6 +74,15 @@ check "a page of another site: 403, even with credentials" test \
 check "Sec-Fetch-Site: cross-site: 403" test "$(code GET /api/processes -H "$AUTH_ADMIN" -H 'Sec-Fetch-Site: cross-site')" = 403
 HOSTPORT=${URL#http://}
 check "the same origin passes" test "$(code GET /healthz -H "$AUTH_ADMIN" -H "Origin: http://$HOSTPORT")" = 200
+check "a foreign Referer without Origin: 403" test \
+    "$(code DELETE "/api/processes/$P" -H "$AUTH_ADMIN" -H 'Referer: http://evil.example/page')" = 403
+check "a Referer that only starts like this server's host: 403" test \
+    "$(code GET /healthz -H "$AUTH_ADMIN" -H "Referer: http://$HOSTPORT.evil.example/")" = 403
+check "this server's own page as Referer passes" test "$(code GET /healthz -H "$AUTH_ADMIN" -H "Referer: http://$HOSTPORT/")" = 200
+check "Basic credentials changing something with neither Origin nor Referer: 403 (a browser replays Basic)" test \
+    "$(code DELETE "/api/processes/$P" -u "alice:$PASSWORD")" = 403
+check "... and with this server's Origin, Basic passes the cross-site check (a bogus signal: 400)" test \
+    "$(code DELETE "/api/processes/$P?signal=BOGUS" -u "alice:$PASSWORD" -H "Origin: http://$HOSTPORT")" = 400
 check "the sleeper still runs" kill -0 "$P"
 
 # Back-off: five wrong passwords are free, the sixth blocks the address for a second, doubling.

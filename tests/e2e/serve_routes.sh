@@ -119,10 +119,65 @@ data = s.recv(100)
 assert data == b"" or b"408" in data or b"400" in data, data
 assert 1.5 < time.time() - t < 7, time.time() - t
 PY
-check "the connection limit (8 in all, 4 per address): a 5th from one address is closed" python3 - "$URL" "$ADMIN_TOKEN" <<'PY'
+check "a client sending a byte every 0.3 s is closed at the request deadline (2 s), not kept alive by each byte" python3 - "$URL" <<'PY'
 import socket, sys, time
 host, port = sys.argv[1].split("//")[1].split(":")
-held = [socket.create_connection((host, int(port))) for _ in range(4)]
+s = socket.create_connection((host, int(port)))
+t = time.time()
+closed = False
+for b in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200:
+    try:
+        s.send(bytes([b]))
+    except (BrokenPipeError, ConnectionResetError):
+        closed = True
+        break
+    s.settimeout(0.3)
+    try:
+        if s.recv(100) == b"":
+            closed = True
+            break
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        closed = True
+        break
+    if time.time() - t > 12: break
+assert closed, "still open after %.1f s" % (time.time() - t)
+assert time.time() - t < 8, time.time() - t
+PY
+check "an encoded NUL in the path: 400, not the truncated path" test "$(code GET '/api/processes%00junk' "${H[@]}")" = 400
+check "an encoded / in the path: 400, not a separator" test "$(code GET "/api/processes/$T%2fstack" "${H[@]}")" = 400
+check "an encoded / in upper case: 400" test "$(code GET "/api/processes/$T%2Fstack" "${H[@]}")" = 400
+check "slow clients from four addresses holding every slot: a client sending its request at once is served" python3 - "$URL" "$ADMIN_TOKEN" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].split("//")[1].split(":")
+held = []
+for i in range(16):  # from 127.0.0.2-5, two per address as the cap allows, more than the 8 slots
+    src = "127.0.0.%d" % (2 + i % 4)
+    try:
+        s = socket.create_connection((host, int(port)), source_address=(src, 0))
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never more
+        held.append(s)
+    except OSError:
+        pass
+time.sleep(1.0)  # older than the guard's grace, younger than the 2 s deadline
+ok = 0
+for attempt in range(3):
+    c = socket.create_connection((host, int(port)))
+    c.settimeout(5)
+    try:
+        c.sendall(("GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n" % sys.argv[2]).encode())
+        if b" 200 " in c.recv(200): ok += 1
+    except (ConnectionResetError, BrokenPipeError, socket.timeout):
+        pass
+    c.close()
+for s in held: s.close()
+assert ok >= 2, "served %d of 3" % ok
+PY
+check "the connection limit (8 in all, 2 per address): a 3rd from one address is closed" python3 - "$URL" "$ADMIN_TOKEN" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].split("//")[1].split(":")
+held = [socket.create_connection((host, int(port))) for _ in range(2)]
 time.sleep(0.3)
 extra = socket.create_connection((host, int(port)))
 extra.settimeout(3)
