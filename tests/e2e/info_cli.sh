@@ -83,6 +83,13 @@ check "text: sections and the masked secret" bash -c "grep -q '^== memory' '$TMP
     grep -q '(deleted)' '$TMP/info.txt'"
 "$DIAGTOP" info 999999 >/dev/null 2>"$TMP/gone.err"
 check "a PID that does not exist: status 1, clear message" bash -c "[ $? -eq 1 ] && grep -q 'no process 999999' '$TMP/gone.err'"
+bad=""
+for c in gc heap memstats profile; do
+    "$DIAGTOP" $c 999999 >/dev/null 2>"$TMP/gone.$c"; rc=$?
+    [ $rc -eq 1 ] && grep -q "^diagtop $c: no process 999999" "$TMP/gone.$c" || bad="$bad $c:$rc:$(head -c 80 "$TMP/gone.$c")"
+done
+check "gc, heap, memstats, profile of a PID that does not exist: 'no process', not 'not available'" test -z "$bad"
+[ -z "$bad" ] || echo "  $bad" >&2
 "$DIAGTOP" info --section bogus 1 >/dev/null 2>"$TMP/bad.err"
 check "a bad section: status 2" bash -c "[ $? -eq 2 ] && grep -q 'not a list of' '$TMP/bad.err'"
 

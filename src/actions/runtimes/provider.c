@@ -133,9 +133,13 @@ static void runtime_unknowable(int pid, char *why, size_t whylen)
                  "needs the same uid or root)", pid);
 }
 
+static int native_probe(int pid, char *why, size_t whylen);
+
 const struct provider *provider_choose(int pid, enum provider_op op, int native_only, char *why, size_t whylen)
 {
     why[0] = '\0';
+    /* A process that is not there has no runtime to lack: say so, not "GC is not available". */
+    if (native_probe(pid, why, whylen) < 0) return NULL;
     const struct provider *runtime = native_only ? NULL : provider_runtime_of(pid);
     char runtime_why[256] = "";
     if (!runtime && !native_only) runtime_unknowable(pid, runtime_why, sizeof runtime_why);
