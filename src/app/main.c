@@ -8,7 +8,6 @@
 #include "collect/users.h"
 #include "ui/tui.h"
 #include "batch.h"
-#include "cmd_analyze.h"
 #include "cmd_dump.h"
 #include "cmd_info.h"
 #include "cmd_runtime.h"
@@ -62,7 +61,6 @@ static const struct {
     {"heap", cmd_heap},
     {"profile", cmd_profile},
     {"serve", cmd_serve},
-    {"analyze", cmd_analyze},
 };
 
 int main(int argc, char **argv)

@@ -25,7 +25,6 @@ const char options_usage[] =
     "                                    a core file of PID for gdb, or a JVM's heap dump (--heap)\n"
     "       diagtop serve [--listen ADDR:PORT] [--users FILE] [--tokens FILE] [--read-only]\n"
     "                                    the HTTP/JSON API of these commands, Prometheus /metrics, a page\n"
-    "       diagtop analyze FILE [--json] a Java heap dump (.hprof) or a core file, read offline\n"
     "       (each command's --help says more)\n"
     "\n"
     "options:\n"
