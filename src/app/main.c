@@ -13,6 +13,7 @@
 #include "cmd_runtime.h"
 #include "cmd_serve.h"
 #include "cmd_stack.h"
+#include "cmd_watch.h"
 #include "config_file.h"
 #include "options.h"
 
@@ -61,6 +62,7 @@ static const struct {
     {"heap", cmd_heap},
     {"profile", cmd_profile},
     {"serve", cmd_serve},
+    {"watch", cmd_watch},
 };
 
 int main(int argc, char **argv)

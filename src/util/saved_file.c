@@ -15,15 +15,22 @@
 
 #define MAX_TRIES 100 /* names tried when the first is taken */
 
-void saved_file_name(int pid, const char *dir, const char *kind, const char *suffix, char *buf, size_t bufsz)
+void saved_file_comm(int pid, char *buf, size_t bufsz)
 {
-    char comm[64] = "process", path[64], when[32];
+    char path[64];
+    snprintf(buf, bufsz, "process");
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    if (fileio_read_at(AT_FDCWD, path, comm, sizeof comm) > 0) comm[strcspn(comm, "\n")] = '\0';
-    for (char *c = comm; *c; c++) /* a file name, not a path, no surprises in a shell or a quoted header */
+    if (fileio_read_at(AT_FDCWD, path, buf, bufsz) > 0) buf[strcspn(buf, "\n")] = '\0';
+    for (char *c = buf; *c; c++) /* a file name, not a path, no surprises in a shell or a quoted header */
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
               *c == '_' || *c == '-' || *c == '+'))
             *c = '_';
+}
+
+void saved_file_name(int pid, const char *dir, const char *kind, const char *suffix, char *buf, size_t bufsz)
+{
+    char comm[64], when[32];
+    saved_file_comm(pid, comm, sizeof comm);
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
@@ -40,12 +47,11 @@ static void give_to_invoking_user(int fd)
     }
 }
 
-int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const char *dir, const char *kind,
-                     const char *suffix, char *name, size_t namesz)
+/* tmp renamed to exact, or to the first free one of base+suffix, base-2+suffix, ... */
+static int place(int fd, const char *tmp, const char *exact, const char *base, const char *suffix, char *name,
+                 size_t namesz)
 {
     give_to_invoking_user(fd);
-    char base[4096];
-    if (!exact) saved_file_name(pid, dir, kind, "", base, sizeof base);
     int rc = -EEXIST;
     for (int i = 1; i <= (exact ? 1 : MAX_TRIES) && rc == -EEXIST; i++) {
         if (exact) snprintf(name, namesz, "%s", exact);
@@ -58,8 +64,17 @@ int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const 
     return rc;
 }
 
-int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
-                     char **path, char *err, size_t errlen)
+int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const char *dir, const char *kind,
+                     const char *suffix, char *name, size_t namesz)
+{
+    char base[4096] = "";
+    if (!exact) saved_file_name(pid, dir, kind, "", base, sizeof base);
+    return place(fd, tmp, exact, base, suffix, name, namesz);
+}
+
+/* data written to a private temporary file in dir, then placed as exact, base+suffix or the pid's kind's name. */
+static int write_placed(int pid, const char *dir, const char *kind, const char *base, const char *suffix,
+                        const void *data, size_t len, char **path, char *err, size_t errlen)
 {
     *path = NULL;
     if (!dir || !*dir) dir = ".";
@@ -77,7 +92,8 @@ int saved_file_write(int pid, const char *dir, const char *kind, const char *suf
         goto out;
     }
     char name[4200];
-    rc = saved_file_place(fd, tmp, NULL, pid, dir, kind, suffix, name, sizeof name);
+    if (base) rc = place(fd, tmp, NULL, base, suffix, name, sizeof name);
+    else rc = saved_file_place(fd, tmp, NULL, pid, dir, kind, suffix, name, sizeof name);
     if (rc < 0) {
         snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, name, strerror(-rc));
         goto out;
@@ -91,4 +107,16 @@ out:
     close(fd);
     if (tmp[0]) unlink(tmp); /* no partial file is ever left */
     return rc;
+}
+
+int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
+                     char **path, char *err, size_t errlen)
+{
+    return write_placed(pid, dir, kind, NULL, suffix, data, len, path, err, errlen);
+}
+
+int saved_file_write_named(int pid, const char *dir, const char *base, const char *suffix, const void *data,
+                           size_t len, char **path, char *err, size_t errlen)
+{
+    return write_placed(pid, dir, "watch", base, suffix, data, len, path, err, errlen);
 }

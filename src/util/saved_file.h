@@ -21,4 +21,9 @@ int saved_file_place(int fd, const char *tmp, const char *exact, int pid, const 
  * path in a malloc'd *path, or -errno with a reason. */
 int saved_file_write(int pid, const char *dir, const char *kind, const char *suffix, const void *data, size_t len,
                      char **path, char *err, size_t errlen);
+/* Same, named base+suffix (base a path in dir: "DIR/burner_42_cpu_20261205T061502Z"), else base-2+suffix, ... */
+int saved_file_write_named(int pid, const char *dir, const char *base, const char *suffix, const void *data,
+                           size_t len, char **path, char *err, size_t errlen);
+/* pid's command name as it may stand in a file name: every byte but letters, digits and . _ - + made '_'. */
+void saved_file_comm(int pid, char *buf, size_t bufsz);
 #endif

@@ -1,0 +1,272 @@
+#include "cmd_watch.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/watch.h"
+#include "render/json_util.h"
+#include "util/clock.h"
+#include "util/dump_path.h"
+#include "util/quit_signals.h"
+#include "util/text.h"
+#include "config_file.h"
+
+static const char watch_usage[] =
+    "usage: diagtop watch PID|--name NAME|--cgroup PATH CONDITION... [--then ACTION]... [OPTIONS]\n"
+    "  waits for a condition and captures the evidence when it holds: by default a core file from a snapshot\n"
+    "  (the process pauses only while its page tables are copied). One log line per step, or --json, one object\n"
+    "  per line. Files are <comm>_<pid>_<trigger>_<UTC time>.<ext>, 0600, in the dump directory.\n"
+    "target:\n"
+    "  PID                 one process; the watch ends when it exits\n"
+    "  --name NAME         every process whose name (or argv[0]'s last part) is NAME, as they start and restart\n"
+    "  --cgroup PATH       every process of a cgroup (below /sys/fs/cgroup: a systemd unit, a container)\n"
+    "conditions (any that holds fires):\n"
+    "  --cpu PCT[:SECONDS]        CPU% at or above PCT (100 = one core) for SECONDS in a row (default: one sample)\n"
+    "  --cpu-below PCT[:SECONDS]  CPU% below PCT for SECONDS in a row\n"
+    "  --rss SIZE                 resident memory at or above SIZE (512M, 4G)\n"
+    "  --rss-growth SIZE/min[:SECONDS]  resident growth at or above SIZE a minute, fitted over SECONDS (60)\n"
+    "  --threads N, --fds N       at least N threads, open descriptors\n"
+    "actions (in order, each once per firing):\n"
+    "  --then dump                a core file gdb loads (the default)\n"
+    "  --then stack               every thread's stack, as diagtop stack prints it (.stack.txt)\n"
+    "  --then profile[:SECONDS]   a CPU profile (pprof .pb.gz; a runtime's own file when it answers; 10 s)\n"
+    "  --then exec:COMMAND        runs COMMAND with sh -c; DIAGTOP_PID, DIAGTOP_TRIGGER, DIAGTOP_VALUE,\n"
+    "                             DIAGTOP_DIR and DIAGTOP_FILE (the file an earlier action wrote) set\n"
+    "options:\n"
+    "  --count N           firings before the watch ends (default 1)\n"
+    "  --every SECONDS     at least this long between two firings (default 10)\n"
+    "  --interval SECONDS  between samples (default 1)\n"
+    "  --dump-dir DIR      where the files go (default: the dump directory, as diagtop dump)\n"
+    "  --max-disk SIZE     no capture that would bring what this watch wrote above SIZE; and never one the\n"
+    "                      free space cannot hold\n"
+    "  --json              one JSON object per event\n"
+    "exit status: 0 when the count is reached or on Ctrl-C, 1 when the process exits first, 2 on a bad option\n";
+
+static volatile sig_atomic_t watch_cancel;
+static void on_signal(int sig)
+{
+    (void)sig;
+    watch_cancel = 1;
+}
+
+struct watch_cli {
+    struct watch_config c;
+    int json;
+    const char *dir_opt;
+    char dir[4096];
+};
+
+/* ---- the log ---- */
+
+static void print_json(const struct watch_event *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    char when[32];
+    clock_format_iso8601(when, sizeof when, (time_t)e->wall);
+    cJSON_AddStringToObject(o, "time", when);
+    json_add_fixed(o, "unix_time", e->wall, 3);
+    cJSON_AddStringToObject(o, "event", watch_event_name(e->kind));
+    if (e->pid) {
+        cJSON_AddNumberToObject(o, "pid", e->pid);
+        json_add_bytes(o, "comm", e->comm, strlen(e->comm));
+    }
+    if (e->cond) {
+        cJSON_AddStringToObject(o, "trigger", watch_cond_name(e->cond->kind));
+        if (e->kind == WATCH_EV_TRIGGER) {
+            json_add_fixed(o, "value", e->value, 2);
+            json_add_fixed(o, "limit", e->cond->limit, 2);
+            json_add_fixed(o, "held_seconds", e->held, 2);
+        }
+    }
+    if (e->action) cJSON_AddStringToObject(o, "action", watch_action_name(e->action->kind));
+    if (e->file[0]) json_add_bytes(o, "file", e->file, strlen(e->file));
+    if (e->kind == WATCH_EV_CAPTURE) {
+        json_add_u64(o, "bytes", e->bytes);
+        if (e->pause_ms >= 0) json_add_fixed(o, "pause_ms", e->pause_ms, 2);
+        json_add_fixed(o, "took_ms", e->took_ms, 1);
+    }
+    if (e->kind == WATCH_EV_DONE) cJSON_AddNumberToObject(o, "captures", e->captures);
+    if (e->msg[0]) json_add_bytes(o, "message", e->msg, strlen(e->msg));
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+static void print_text(const struct watch_event *e)
+{
+    char when[32], who[128] = "", comm[64], msg[1024], file[4200], size[32], v[48], lim[48];
+    clock_format_iso8601(when, sizeof when, (time_t)e->wall);
+    text_sanitize_display(comm, sizeof comm, e->comm, strlen(e->comm));
+    text_sanitize_display(msg, sizeof msg, e->msg, strlen(e->msg));
+    text_sanitize_display(file, sizeof file, e->file, strlen(e->file));
+    if (e->pid) snprintf(who, sizeof who, "pid %d (%s): ", e->pid, comm);
+    const char *act = e->action ? watch_action_name(e->action->kind) : "";
+    switch (e->kind) {
+    case WATCH_EV_WATCHING: printf("%s %swatched\n", when, who); break;
+    case WATCH_EV_WAITING: printf("%s waiting for a process of %s\n", when, msg); break;
+    case WATCH_EV_TRIGGER:
+        watch_cond_format_value(e->cond, e->value, v, sizeof v);
+        watch_cond_describe(e->cond, lim, sizeof lim);
+        printf("%s %s%s %s (%s)", when, who, watch_cond_name(e->cond->kind), v, lim);
+        if (e->held > 0) printf(", held %.1f s", e->held);
+        putchar('\n');
+        break;
+    case WATCH_EV_CAPTURE:
+        if (e->action->kind == WATCH_DO_EXEC) {
+            printf("%s %sexec done (%s), %.0f ms\n", when, who, msg, e->took_ms);
+            break;
+        }
+        text_format_bytes(size, sizeof size, (long long)e->bytes);
+        printf("%s %s%s %s, %s", when, who, act, file, size);
+        if (msg[0]) printf(", %s", msg);
+        if (e->pause_ms >= 0) printf("; the process paused %.1f ms", e->pause_ms);
+        printf("; %.0f ms\n", e->took_ms);
+        break;
+    case WATCH_EV_SKIPPED: printf("%s %s%s %s\n", when, who, act, msg); break;
+    case WATCH_EV_FAILED: printf("%s %s%s failed: %s\n", when, who, act, msg); break;
+    case WATCH_EV_EXITED: printf("%s %s%s\n", when, who, msg); break;
+    case WATCH_EV_DONE: printf("%s done: %s\n", when, msg); break;
+    }
+}
+
+static void on_event(void *arg, const struct watch_event *e)
+{
+    const struct watch_cli *cli = arg;
+    if (cli->json) print_json(e);
+    else print_text(e);
+    fflush(stdout);
+}
+
+/* ---- the command line ---- */
+
+enum {
+    OPT_NAME = 256, OPT_CGROUP, OPT_CPU, OPT_CPU_BELOW, OPT_RSS, OPT_RSS_GROWTH, OPT_THREADS, OPT_FDS, OPT_THEN,
+    OPT_COUNT, OPT_EVERY, OPT_INTERVAL, OPT_DIR, OPT_MAX_DISK, OPT_JSON
+};
+
+static int bad(const char *fmt, const char *v)
+{
+    fputs("diagtop watch: ", stderr);
+    fprintf(stderr, fmt, v);
+    fputc('\n', stderr);
+    return 2;
+}
+
+static int add_cond(struct watch_config *c, enum watch_cond_kind kind, const char *v)
+{
+    char err[256];
+    if (c->nconds == WATCH_CONDS_MAX) return bad("at most %s conditions", "16");
+    if (watch_cond_parse(kind, v, &c->conds[c->nconds], err, sizeof err) < 0) return bad("%s", err);
+    c->nconds++;
+    return -1;
+}
+
+static int seconds_opt(const char *name, const char *v, double min, double *out)
+{
+    if (text_parse_seconds(v, out) < 0 || *out < min || *out > 86400) {
+        fprintf(stderr, "diagtop watch: %s: '%s' is not a number of seconds from %g to 86400\n", name, v, min);
+        return 2;
+    }
+    return -1;
+}
+
+/* One option into cli: -1 to go on, else the exit status. */
+static int parse_option(int opt, char **argv, struct watch_cli *cli)
+{
+    struct watch_config *c = &cli->c;
+    char err[256];
+    unsigned long long n;
+    switch (opt) {
+    case OPT_NAME: c->name = optarg; break;
+    case OPT_CGROUP: c->cgroup = optarg; break;
+    case OPT_CPU: return add_cond(c, WATCH_CPU, optarg);
+    case OPT_CPU_BELOW: return add_cond(c, WATCH_CPU_BELOW, optarg);
+    case OPT_RSS: return add_cond(c, WATCH_RSS, optarg);
+    case OPT_RSS_GROWTH: return add_cond(c, WATCH_RSS_GROWTH, optarg);
+    case OPT_THREADS: return add_cond(c, WATCH_THREADS, optarg);
+    case OPT_FDS: return add_cond(c, WATCH_FDS, optarg);
+    case OPT_THEN:
+        if (c->nactions == WATCH_ACTIONS_MAX) return bad("at most %s actions", "8");
+        if (watch_action_parse(optarg, &c->actions[c->nactions], err, sizeof err) < 0) return bad("%s", err);
+        c->nactions++;
+        break;
+    case OPT_COUNT:
+        if (text_parse_u64(optarg, &n) < 0 || n == 0 || n > 100000) return bad("--count: '%s' is not 1 to 100000", optarg);
+        c->count = (int)n;
+        break;
+    case OPT_EVERY: return seconds_opt("--every", optarg, 0.1, &c->every);
+    case OPT_INTERVAL: return seconds_opt("--interval", optarg, 0.1, &c->interval);
+    case OPT_DIR: cli->dir_opt = optarg; break;
+    case OPT_MAX_DISK:
+        if (watch_parse_size(optarg, &c->max_disk) < 0 || !c->max_disk) return bad("--max-disk: '%s' is not a size", optarg);
+        break;
+    case OPT_JSON: cli->json = 1; break;
+    case 'h': fputs(watch_usage, stdout); return 0;
+    case ':': return bad("%s needs a value", argv[optind - 1]);
+    default: fprintf(stderr, "diagtop watch: unknown option %s\n%s", argv[optind - 1], watch_usage); return 2;
+    }
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, struct watch_cli *cli)
+{
+    static const struct option longopts[] = {
+        {"name", required_argument, 0, OPT_NAME},         {"cgroup", required_argument, 0, OPT_CGROUP},
+        {"cpu", required_argument, 0, OPT_CPU},           {"cpu-below", required_argument, 0, OPT_CPU_BELOW},
+        {"rss", required_argument, 0, OPT_RSS},           {"rss-growth", required_argument, 0, OPT_RSS_GROWTH},
+        {"threads", required_argument, 0, OPT_THREADS},   {"fds", required_argument, 0, OPT_FDS},
+        {"then", required_argument, 0, OPT_THEN},         {"count", required_argument, 0, OPT_COUNT},
+        {"every", required_argument, 0, OPT_EVERY},       {"interval", required_argument, 0, OPT_INTERVAL},
+        {"dump-dir", required_argument, 0, OPT_DIR},      {"max-disk", required_argument, 0, OPT_MAX_DISK},
+        {"json", no_argument, 0, OPT_JSON},               {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct watch_config *c = &cli->c;
+    c->count = 1;
+    c->every = 10;
+    c->interval = 1;
+    optind = 1;
+    opterr = 0;
+    int opt, status;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+        if ((status = parse_option(opt, argv, cli)) >= 0) return status;
+    int targets = (c->name != NULL) + (c->cgroup != NULL) + (optind < argc);
+    if (targets != 1 || argc - optind > 1)
+        return bad("%s", targets ? "one target: a PID, --name or --cgroup" : "which process? a PID, --name or --cgroup");
+    if (optind < argc && text_parse_pid(argv[optind], &c->pid) < 0) return bad("'%s' is not a process id", argv[optind]);
+    if (c->nconds == 0)
+        return bad("%s", "no condition: --cpu, --cpu-below, --rss, --rss-growth, --threads or --fds");
+    if (c->name && (!*c->name || strlen(c->name) > 255)) return bad("%s", "--name: a name of 1 to 255 bytes");
+    return -1;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+    struct watch_cli cli;
+    memset(&cli, 0, sizeof cli);
+    int status = parse_args(argc, argv, &cli);
+    if (status >= 0) return status;
+    struct settings s;
+    char err[512];
+    config_file_settings(&s);
+    if (dump_directory(cli.dir_opt, s.dump_dir, cli.dir, sizeof cli.dir, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop watch: %s\n", err);
+        return 2;
+    }
+    cli.c.dir = cli.dir;
+    cli.c.cancel = &watch_cancel;
+    cli.c.on_event = on_event;
+    cli.c.arg = &cli;
+    quit_signals_install(on_signal);
+    int rc = watch_run(&cli.c, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "diagtop watch: %s\n", err);
+        return 1;
+    }
+    return rc;
+}
