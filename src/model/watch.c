@@ -137,7 +137,7 @@ static int passed_cmp(const void *a, const void *b)
 static struct passed *find_passed(struct watch_state *s, int pid)
 {
     struct passed key = {pid, 0};
-    struct passed *p = bsearch(&key, s->p, s->np_sorted, sizeof *s->p, passed_cmp);
+    struct passed *p = s->np_sorted ? bsearch(&key, s->p, s->np_sorted, sizeof *s->p, passed_cmp) : NULL;
     for (int i = s->np_sorted; !p && i < s->np; i++)
         if (s->p[i].pid == pid) p = &s->p[i];
     return p;
