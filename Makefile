@@ -202,6 +202,7 @@ bench: $(TEST_DEPS_STAMP)
 	@bench/agents
 	@bench/agent
 	@bench/serve
+	@bench/watch
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \

@@ -9,10 +9,11 @@ libunwind-dev libdeflate-dev libbz2-dev liblzma-dev libmicrohttpd-dev libgnutls2
 # The tests' real tools and targets: tmux for the screen, gdb and elfutils to check cores and stacks, libc6-dbg
 # for names inside libc, Go and a JDK for runtime targets, sqlite3 and python3 run under the native agent (and
 # libsqlite3-dev for a target that leaks through libsqlite3), curl,
-# promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf and wrk for the benchmarks.
+# promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf, wrk and sysstat (pidstat)
+# for the benchmarks.
 # (g++ builds: libstdc++ demangles C++ names; a C++ target.)
 test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless
-sqlite3 libsqlite3-dev curl prometheus chromium heaptrack linux-perf wrk"
+sqlite3 libsqlite3-dev curl prometheus chromium heaptrack linux-perf wrk sysstat"
 
 pkgs=$build_pkgs
 why="to build diagtop"

@@ -17,11 +17,14 @@
 #include "util/text.h"
 #include "watch_capture.h"
 
+#define STAT_FDS_MAX 512
+
 /* One process being watched. */
 struct watched {
     int pid;
     unsigned long long starttime; /* with the pid, its identity: a reused pid is another process */
     char comm[64];
+    int statfd; /* /proc/PID/stat kept open (a pread a round, no open and close); -1 past the budget */
     unsigned long long prev_ticks;
     double prev_t;
     struct watch_cond_state st[WATCH_CONDS_MAX];
@@ -46,6 +49,7 @@ struct watch_state {
     double last_fire;
     unsigned long long written;
     long hz, page;
+    int open_fds; /* stat files kept open: at most STAT_FDS_MAX, so a large name or cgroup never runs out */
     int need_fds, need_hist;
 };
 
@@ -102,6 +106,12 @@ static struct watched *add_watched(struct watch_state *s, const struct procstat 
     w->starttime = ps->starttime;
     snprintf(w->comm, sizeof w->comm, "%s", ps->comm);
     w->prev_t = -1;
+    w->statfd = -1;
+    if (s->open_fds < STAT_FDS_MAX) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", ps->pid);
+        if ((w->statfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) s->open_fds++;
+    }
     for (int i = 0; i < WATCH_CONDS_MAX; i++) w->st[i].since = -1;
     s->nw++;
     emit_simple(s, WATCH_EV_WATCHING, w, NULL);
@@ -112,6 +122,10 @@ static void drop_watched(struct watch_state *s, int i, const char *why)
 {
     emit_simple(s, WATCH_EV_EXITED, &s->w[i], why);
     free(s->w[i].hist);
+    if (s->w[i].statfd >= 0) {
+        close(s->w[i].statfd);
+        s->open_fds--;
+    }
     s->w[i] = s->w[--s->nw];
 }
 
@@ -251,7 +265,10 @@ static int sample(struct watch_state *s, struct watched *w, struct watch_sample 
 {
     struct procstat ps;
     double now = clock_monotonic_seconds();
-    if (procstat_read(w->pid, 0, &ps) < 0 || ps.starttime != w->starttime || ps.state == 'Z' || ps.state == 'X')
+    char buf[1024];
+    ssize_t n = w->statfd >= 0 ? fileio_pread_once(w->statfd, buf, sizeof buf - 1) : -1;
+    int got = n > 0 ? procstat_parse(buf, (size_t)n, &ps) : procstat_read(w->pid, 0, &ps);
+    if (got < 0 || ps.starttime != w->starttime || ps.state == 'Z' || ps.state == 'X')
         return -1;
     unsigned long long ticks = ps.utime + ps.stime;
     memset(out, 0, sizeof *out);
@@ -399,7 +416,10 @@ int watch_run(const struct watch_config *c, char *err, size_t errlen)
     snprintf(done, sizeof done, "%d capture%s taken%s", s.captures, s.captures == 1 ? "" : "s",
              c->cancel && *c->cancel ? ", interrupted" : status ? ", the process is gone" : "");
     emit_simple(&s, WATCH_EV_DONE, NULL, done);
-    for (int i = 0; i < s.nw; i++) free(s.w[i].hist);
+    for (int i = 0; i < s.nw; i++) {
+        free(s.w[i].hist);
+        if (s.w[i].statfd >= 0) close(s.w[i].statfd);
+    }
     free(s.w);
     free(s.p);
     return status;
