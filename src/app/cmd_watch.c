@@ -31,6 +31,11 @@ static const char watch_usage[] =
     "  --rss SIZE                 resident memory at or above SIZE (512M, 4G)\n"
     "  --rss-growth SIZE/min[:SECONDS]  resident growth at or above SIZE a minute, fitted over SECONDS (60)\n"
     "  --threads N, --fds N       at least N threads, open descriptors\n"
+    "  --signal SIG[,SIG...]      the moment the process receives one (SEGV,ABRT,BUS or numbers): it is held\n"
+    "                             at the signal's delivery for the dump, then gets the signal as it came\n"
+    "  --exit                     the moment the process is about to exit (its memory still there)\n"
+    "                             (--signal and --exit attach with ptrace, invisible otherwise: every other\n"
+    "                             signal passes untouched; a PID only)\n"
     "actions (in order, each once per firing):\n"
     "  --then dump                a core file gdb loads (the default)\n"
     "  --then stack               every thread's stack, as diagtop stack prints it (.stack.txt)\n"
@@ -112,6 +117,10 @@ static void print_text(const struct watch_event *e)
     case WATCH_EV_WAITING: printf("%s waiting for a process of %s\n", when, msg); break;
     case WATCH_EV_TRIGGER:
         watch_cond_format_value(e->cond, e->value, v, sizeof v);
+        if (watch_cond_is_trap(e->cond)) {
+            printf("%s %s%s (held)%s%s\n", when, who, v, msg[0] ? ": " : "", msg);
+            break;
+        }
         watch_cond_describe(e->cond, lim, sizeof lim);
         printf("%s %s%s %s (%s)", when, who, watch_cond_name(e->cond->kind), v, lim);
         if (e->held > 0) printf(", held %.1f s", e->held);
@@ -147,7 +156,7 @@ static void on_event(void *arg, const struct watch_event *e)
 
 enum {
     OPT_NAME = 256, OPT_CGROUP, OPT_CPU, OPT_CPU_BELOW, OPT_RSS, OPT_RSS_GROWTH, OPT_THREADS, OPT_FDS, OPT_THEN,
-    OPT_COUNT, OPT_EVERY, OPT_INTERVAL, OPT_DIR, OPT_MAX_DISK, OPT_JSON
+    OPT_COUNT, OPT_EVERY, OPT_INTERVAL, OPT_DIR, OPT_MAX_DISK, OPT_JSON, OPT_SIGNAL, OPT_EXIT
 };
 
 static int bad(const char *fmt, const char *v)
@@ -191,6 +200,8 @@ static int parse_option(int opt, char **argv, struct watch_cli *cli)
     case OPT_RSS_GROWTH: return add_cond(c, WATCH_RSS_GROWTH, optarg);
     case OPT_THREADS: return add_cond(c, WATCH_THREADS, optarg);
     case OPT_FDS: return add_cond(c, WATCH_FDS, optarg);
+    case OPT_SIGNAL: return add_cond(c, WATCH_SIGNAL, optarg);
+    case OPT_EXIT: return add_cond(c, WATCH_EXIT, "");
     case OPT_THEN:
         if (c->nactions == WATCH_ACTIONS_MAX) return bad("at most %s actions", "8");
         if (watch_action_parse(optarg, &c->actions[c->nactions], err, sizeof err) < 0) return bad("%s", err);
@@ -225,6 +236,7 @@ static int parse_args(int argc, char **argv, struct watch_cli *cli)
         {"every", required_argument, 0, OPT_EVERY},       {"interval", required_argument, 0, OPT_INTERVAL},
         {"dump-dir", required_argument, 0, OPT_DIR},      {"max-disk", required_argument, 0, OPT_MAX_DISK},
         {"json", no_argument, 0, OPT_JSON},               {"help", no_argument, 0, 'h'},
+        {"signal", required_argument, 0, OPT_SIGNAL},     {"exit", no_argument, 0, OPT_EXIT},
         {0, 0, 0, 0}};
     struct watch_config *c = &cli->c;
     c->count = 1;
@@ -240,7 +252,10 @@ static int parse_args(int argc, char **argv, struct watch_cli *cli)
         return bad("%s", targets ? "one target: a PID, --name or --cgroup" : "which process? a PID, --name or --cgroup");
     if (optind < argc && text_parse_pid(argv[optind], &c->pid) < 0) return bad("'%s' is not a process id", argv[optind]);
     if (c->nconds == 0)
-        return bad("%s", "no condition: --cpu, --cpu-below, --rss, --rss-growth, --threads or --fds");
+        return bad("%s", "no condition: --cpu, --cpu-below, --rss, --rss-growth, --threads, --fds, --signal or --exit");
+    for (int i = 0; i < c->nconds; i++)
+        if (watch_cond_is_trap(&c->conds[i]) && (c->name || c->cgroup))
+            return bad("%s", "--signal and --exit watch one PID (not --name or --cgroup)");
     if (c->name && (!*c->name || strlen(c->name) > 255)) return bad("%s", "--name: a name of 1 to 255 bytes");
     return -1;
 }

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "collect/procstat.h"
+#include "actions/target/signal_trap.h"
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/saved_file.h"
@@ -305,19 +307,25 @@ static void firing_base(const struct watch_state *s, const struct watched *w, co
 
 static const struct watch_action default_action = {.kind = WATCH_DO_DUMP};
 
-static void fire(struct watch_state *s, struct watched *w, const struct watch_cond *cond, double value, double held)
+static void fire(struct watch_state *s, struct watched *w, const struct watch_cond *cond, double value, double held,
+                 struct signal_trap *trap)
 {
     struct watch_event e = {.kind = WATCH_EV_TRIGGER, .pid = w->pid, .cond = cond, .value = value, .held = held,
                             .pause_ms = -1};
     snprintf(e.comm, sizeof e.comm, "%s", w->comm);
+    if (trap && trap->hit_sig)
+        snprintf(e.msg, sizeof e.msg, "in thread %d, si_code %d, address %p", trap->hit_tid, trap->hit_info.si_code,
+                 trap->hit_info.si_addr);
+    else if (trap)
+        snprintf(e.msg, sizeof e.msg, "thread %d exiting", trap->hit_tid);
     emit(s, &e);
     char base[4200], valtext[64], last[4096] = "";
-    firing_base(s, w, watch_cond_name(cond->kind), base, sizeof base);
     watch_cond_format_value(cond, value, valtext, sizeof valtext);
+    firing_base(s, w, cond->kind == WATCH_SIGNAL ? valtext : watch_cond_name(cond->kind), base, sizeof base);
     int n = s->c->nactions ? s->c->nactions : 1;
     for (int i = 0; i < n && !(s->c->cancel && *s->c->cancel); i++) {
         const struct watch_action *a = s->c->nactions ? &s->c->actions[i] : &default_action;
-        struct watch_firing f = {w->pid, base, watch_cond_name(cond->kind), valtext, last};
+        struct watch_firing f = {w->pid, base, watch_cond_name(cond->kind), valtext, last, trap};
         struct watch_event ce = {.pid = w->pid, .cond = cond, .value = value};
         snprintf(ce.comm, sizeof ce.comm, "%s", w->comm);
         watch_capture_take(s->c, a, &f, &s->written, &ce);
@@ -344,7 +352,7 @@ static void evaluate(struct watch_state *s, struct watched *w, const struct watc
     if (s->fired && smp->t - s->last_fire < s->c->every - 0.05) return;
     s->fired = 1;
     s->last_fire = smp->t;
-    fire(s, w, &s->c->conds[hit], value, held);
+    fire(s, w, &s->c->conds[hit], value, held, NULL);
     if (s->c->conds[hit].kind == WATCH_CPU || s->c->conds[hit].kind == WATCH_CPU_BELOW)
         w->st[hit].since = -1; /* the next firing needs the condition to hold its seconds again */
     w->prev_t = clock_monotonic_seconds(); /* the capture's own time is not the process's CPU */
@@ -374,6 +382,67 @@ static int round_once(struct watch_state *s, int *status)
     return s->captures >= s->c->count;
 }
 
+static void free_state(struct watch_state *s)
+{
+    for (int i = 0; i < s->nw; i++) {
+        free(s->w[i].hist);
+        if (s->w[i].statfd >= 0) close(s->w[i].statfd);
+    }
+    free(s->w);
+    free(s->p);
+}
+
+/* ---- signals and exits: the process held at the moment ---- */
+
+static int arm(struct watch_state *s, struct signal_trap *t, const struct watch_cond *sigc,
+               const struct watch_cond *exitc, char *err, size_t errlen)
+{
+    if (s->c->name || s->c->cgroup) {
+        snprintf(err, errlen, "--signal and --exit watch one PID (not --name or --cgroup)");
+        return -1;
+    }
+    char why[512];
+    if (signal_trap_arm(t, s->c->pid, sigc ? sigc->signals : 0, exitc != NULL, why, sizeof why) < 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Waits on the trap until the next round. On a hit: the firing with the process held, then the release (the
+ * signal delivered as it came), and the trap armed again if the process lives on and more firings are wanted.
+ * Returns 1 when the watch is over. */
+static int trap_until(struct watch_state *s, struct signal_trap *t, const struct watch_cond *sigc,
+                      const struct watch_cond *exitc, double seconds, int *armed, int *status)
+{
+    char err[512];
+    int r = signal_trap_wait(t, seconds, s->c->cancel, err, sizeof err);
+    if (r == 0) return 0;
+    if (r < 0) { /* gone: the next round says so */
+        signal_trap_release(t);
+        *armed = 0;
+        return 0;
+    }
+    struct watched *w = s->nw ? &s->w[0] : NULL;
+    if (w && s->captures < s->c->count) {
+        const struct watch_cond *c = t->hit_sig ? sigc : exitc;
+        int code = t->exit_code;
+        double value = t->hit_sig ? t->hit_sig : WIFEXITED(code) ? WEXITSTATUS(code) : 128 + WTERMSIG(code);
+        s->fired = 1;
+        s->last_fire = clock_monotonic_seconds();
+        fire(s, w, c, value, 0, t);
+    }
+    int pid = t->pid;
+    signal_trap_release(t);
+    *armed = 0;
+    if (s->captures >= s->c->count) return 1;
+    char why[512];
+    if (kill(pid, 0) == 0 && signal_trap_arm(t, pid, sigc ? sigc->signals : 0, exitc != NULL, why, sizeof why) == 0)
+        *armed = 1;
+    (void)status;
+    return 0;
+}
+
 int watch_run(const struct watch_config *c, char *err, size_t errlen)
 {
     struct watch_state s = {.c = c, .hz = sysconf(_SC_CLK_TCK), .page = sysconf(_SC_PAGESIZE)};
@@ -396,6 +465,18 @@ int watch_run(const struct watch_config *c, char *err, size_t errlen)
             return -1;
         }
     }
+    const struct watch_cond *sigc = NULL, *exitc = NULL;
+    for (int i = 0; i < c->nconds; i++) {
+        if (c->conds[i].kind == WATCH_SIGNAL) sigc = &c->conds[i];
+        if (c->conds[i].kind == WATCH_EXIT) exitc = &c->conds[i];
+    }
+    struct signal_trap trap;
+    int armed = 0;
+    if ((sigc || exitc) && arm(&s, &trap, sigc, exitc, err, errlen) < 0) {
+        free_state(&s);
+        return -1;
+    }
+    armed = sigc || exitc;
     int status = 0, waiting_said = 0;
     double next = clock_monotonic_seconds();
     while (!(c->cancel && *c->cancel)) {
@@ -410,17 +491,18 @@ int watch_run(const struct watch_config *c, char *err, size_t errlen)
         double now = clock_monotonic_seconds();
         next += c->interval;
         if (next < now) next = now + c->interval * 0.5;
-        clock_sleep(next - now, c->cancel);
+        if (!armed) {
+            clock_sleep(next - now, c->cancel);
+            continue;
+        }
+        int r = trap_until(&s, &trap, sigc, exitc, next - now, &armed, &status);
+        if (r) break;
     }
+    if (armed) signal_trap_release(&trap);
     char done[128];
     snprintf(done, sizeof done, "%d capture%s taken%s", s.captures, s.captures == 1 ? "" : "s",
              c->cancel && *c->cancel ? ", interrupted" : status ? ", the process is gone" : "");
     emit_simple(&s, WATCH_EV_DONE, NULL, done);
-    for (int i = 0; i < s.nw; i++) {
-        free(s.w[i].hist);
-        if (s.w[i].statfd >= 0) close(s.w[i].statfd);
-    }
-    free(s.w);
-    free(s.p);
+    free_state(&s);
     return status;
 }

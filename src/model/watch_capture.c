@@ -74,6 +74,11 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     struct dump_options o;
     dump_options_default(&o);
     o.cancel = c->cancel;
+    if (f->held) { /* stopped at the signal already: the core from that stop, the signal's thread first */
+        o.held = &f->held->s;
+        o.first_tid = f->held->hit_tid;
+        o.siginfo = f->held->hit_sig ? &f->held->hit_info : NULL;
+    }
     char err[512];
     unsigned long long est = 0;
     if (dump_estimate(f->pid, &o, &est, err, sizeof err) < 0) return fail(ev, WATCH_EV_FAILED, "%s", err);
@@ -92,6 +97,7 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     ev->kind = WATCH_EV_CAPTURE;
     ev->bytes = r->allocated_bytes;
     ev->pause_ms = r->mode == DUMP_MODE_SNAPSHOT ? r->pause_longest_ms : r->stopped_ms;
+    if (f->held) ev->pause_ms = (clock_monotonic_seconds() - f->held->s.stop_begin) * 1000.0; /* held so far */
     *written += r->allocated_bytes;
     snprintf(ev->msg, sizeof ev->msg, "%s, %d threads", r->mode == DUMP_MODE_SNAPSHOT ? "snapshot" : "stop-and-copy",
              r->threads);
@@ -222,6 +228,12 @@ void watch_capture_take(const struct watch_config *c, const struct watch_action 
     double start = clock_monotonic_seconds();
     ev->action = a;
     ev->pause_ms = -1;
+    if (f->held && (a->kind == WATCH_DO_STACK || a->kind == WATCH_DO_PROFILE)) {
+        ev->kind = WATCH_EV_SKIPPED;
+        snprintf(ev->msg, sizeof ev->msg, "not taken: the process is held at its %s (the core has every stack)",
+                 f->held->hit_sig ? "signal" : "exit");
+        return;
+    }
     switch (a->kind) {
     case WATCH_DO_DUMP: take_dump(c, f, written, ev); break;
     case WATCH_DO_STACK: take_stack(c, f, written, ev); break;

@@ -3,6 +3,7 @@
  * environment. Each file is base + its extension (.core, .stack.txt, .pb.gz), 0600, never replacing one. */
 #ifndef DIAGTOP_WATCH_CAPTURE_H
 #define DIAGTOP_WATCH_CAPTURE_H
+#include "actions/target/signal_trap.h"
 #include "watch.h"
 
 struct watch_firing {
@@ -11,6 +12,8 @@ struct watch_firing {
     const char *trigger;   /* the condition's name */
     const char *value;     /* the value that crossed, as text */
     const char *last_file; /* the file an earlier capture of this firing wrote ("" none): exec's DIAGTOP_FILE */
+    struct signal_trap *held; /* a signal or exit firing: every thread held stopped by it (a dump uses that stop;
+                               * a stack or a profile cannot be taken then) */
 };
 
 /* Takes a for f, into ev (kind WATCH_EV_CAPTURE, _SKIPPED or _FAILED, with the file, size, pause and a detail).

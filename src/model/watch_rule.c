@@ -1,13 +1,21 @@
 #include "watch_rule.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions/target/signal_trap.h"
 #include "util/text.h"
 
-static const char *const cond_names[WATCH_COND_KINDS] = {"cpu", "cpu-below", "rss", "rss-growth", "threads", "fds"};
+static const char *const cond_names[WATCH_COND_KINDS] = {"cpu", "cpu-below", "rss", "rss-growth", "threads", "fds",
+                                                          "signal", "exit"};
+
+int watch_cond_is_trap(const struct watch_cond *c)
+{
+    return c->kind == WATCH_SIGNAL || c->kind == WATCH_EXIT;
+}
 
 const char *watch_cond_name(enum watch_cond_kind kind)
 {
@@ -122,6 +130,14 @@ int watch_cond_parse(enum watch_cond_kind kind, const char *arg, struct watch_co
             return -1;
         }
         return 0;
+    case WATCH_SIGNAL:
+        if (signal_trap_parse(arg, &out->signals) < 0) {
+            snprintf(err, errlen, "--signal: '%s' is not a list of signals (SEGV,ABRT,BUS or numbers; not KILL, STOP)",
+                     arg);
+            return -1;
+        }
+        return 0;
+    case WATCH_EXIT: return 0;
     default: snprintf(err, errlen, "unknown condition"); return -1;
     }
 }
@@ -225,7 +241,7 @@ int watch_cond_eval(const struct watch_cond *c, struct watch_cond_state *st, con
         return *value >= c->limit;
     case WATCH_THREADS: *value = (double)s->threads; return *value >= c->limit;
     case WATCH_FDS: *value = (double)s->fds; return s->fds >= 0 && *value >= c->limit;
-    default: return 0;
+    default: return 0; /* a signal or an exit: the trap says when */
     }
 }
 
@@ -236,6 +252,8 @@ void watch_cond_format_value(const struct watch_cond *c, double v, char *buf, si
     case WATCH_CPU:
     case WATCH_CPU_BELOW: snprintf(buf, bufsz, "%.1f%%", v); break;
     case WATCH_RSS: text_format_bytes(buf, bufsz, (long long)v); break;
+    case WATCH_SIGNAL: snprintf(buf, bufsz, "SIG%s", sigabbrev_np((int)v) ? sigabbrev_np((int)v) : "?"); break;
+    case WATCH_EXIT: snprintf(buf, bufsz, "status %.0f", v); break;
     case WATCH_RSS_GROWTH:
         text_format_bytes(b, sizeof b, (long long)fabs(v));
         snprintf(buf, bufsz, "%s%s/min", v < 0 ? "-" : "", b);
@@ -255,6 +273,14 @@ void watch_cond_describe(const struct watch_cond *c, char *buf, size_t bufsz)
         else snprintf(buf, bufsz, "cpu %s %s", c->kind == WATCH_CPU ? ">=" : "<", v);
         break;
     case WATCH_RSS_GROWTH: snprintf(buf, bufsz, "rss-growth >= %s over %g s", v, c->seconds); break;
+    case WATCH_SIGNAL: {
+        size_t n = (size_t)snprintf(buf, bufsz, "signal");
+        for (int sig = 1; sig <= 64 && n < bufsz; sig++)
+            if (c->signals >> (sig - 1) & 1)
+                n += (size_t)snprintf(buf + n, bufsz - n, "%s%s", n == 6 ? " " : ",", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+        break;
+    }
+    case WATCH_EXIT: snprintf(buf, bufsz, "exit"); break;
     default: snprintf(buf, bufsz, "%s >= %s", cond_names[c->kind], v); break;
     }
 }

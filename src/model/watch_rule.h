@@ -12,6 +12,8 @@ enum watch_cond_kind {
     WATCH_RSS_GROWTH, /* resident growth in bytes per minute at or above the limit, fitted over `seconds` */
     WATCH_THREADS,    /* threads at or above the limit */
     WATCH_FDS,        /* open descriptors at or above the limit */
+    WATCH_SIGNAL,     /* the process receives one of `signals` (held at its delivery: a PID's watch only) */
+    WATCH_EXIT,       /* the process is about to exit (held at PTRACE_EVENT_EXIT) */
     WATCH_COND_KINDS
 };
 
@@ -19,6 +21,7 @@ struct watch_cond {
     enum watch_cond_kind kind;
     double limit;
     double seconds; /* CPU: how long it must hold (0: one interval); growth: the window (default 60) */
+    unsigned long long signals; /* WATCH_SIGNAL: bit (sig - 1) of each */
 };
 
 enum watch_action_kind { WATCH_DO_DUMP, WATCH_DO_STACK, WATCH_DO_PROFILE, WATCH_DO_EXEC };
@@ -51,6 +54,8 @@ struct watch_cond_state {
     double since; /* start of the run of samples for which it holds; < 0 when it does not hold */
 };
 
+/* Whether c is one a process is held for (a signal, an exit), not one evaluated on samples. */
+int watch_cond_is_trap(const struct watch_cond *c);
 /* --cpu PCT[:SECONDS] and the others: arg is the option's value. Returns 0, or -1 with a reason. */
 int watch_cond_parse(enum watch_cond_kind kind, const char *arg, struct watch_cond *out, char *err, size_t errlen);
 /* --then dump|stack|profile[:SECONDS]|exec:CMD. Returns 0, or -1 with a reason. */

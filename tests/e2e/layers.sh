@@ -29,7 +29,7 @@ ROOMS = {
 }
 FAMILIES = ["go", "jvm", "agent"]  # below runtimes/: each may use runtimes/*.h, never a sibling family
 # What a layer above actions/ may include of it: each room's API header, and the plain data it returns.
-PUBLIC = {"target/process_control.h", "stack/stack.h", "stack/frame.h", "dump/dump.h",
+PUBLIC = {"target/process_control.h", "target/signal_trap.h", "stack/stack.h", "stack/frame.h", "dump/dump.h",
           "profile/cpu_profile.h", "profile/cpu_report.h", "runtimes/provider.h", "runtimes/results.h",
           "runtimes/heap_site.h",  # the --drop-frames rule, checked where the option is read
           "capture/capture.h"}

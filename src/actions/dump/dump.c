@@ -699,7 +699,8 @@ static void job_init(struct dump_job *j, int pid, const struct dump_options *o, 
 static int job_choose_mode(struct dump_job *j, char *err, size_t errlen)
 {
     struct dump_result *r = j->r;
-    if (j->o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
+    if (j->o->held) snprintf(r->mode_reason, sizeof r->mode_reason, "the process is held at its signal or exit");
+    else if (j->o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
     else if (snapshot_prepare(j->pid, &j->plan, j->why, sizeof j->why) == 0) j->snap = 1;
     else if (j->o->mode == DUMP_MODE_SNAPSHOT) {
         snprintf(err, errlen, "no snapshot: %s", j->why);
@@ -823,8 +824,9 @@ static int job_stop(struct dump_job *j, char *err, size_t errlen)
         snapshot_guard_begin(&j->guard);
         j->guarded = 1;
     }
-    int rc = ptrace_session_stop(&j->s, j->pid, j->o->timeout, j->o->cancel, err, errlen);
-    if (rc < 0) return rc;
+    int rc = 0;
+    if (j->o->held) j->s = *j->o->held; /* stopped already: the caller's, used and left to it */
+    else if ((rc = ptrace_session_stop(&j->s, j->pid, j->o->timeout, j->o->cancel, err, errlen)) < 0) return rc;
     j->stopped = 1;
     if (j->c.mem_fd < 0) j->c.mem_fd = j->orig_mem = open_proc(j->pid, "mem"); /* may need the attachment */
     if ((rc = job_list_threads(j, err, errlen)) < 0) return rc;
@@ -879,6 +881,7 @@ static int job_snapshot_or_stay(struct dump_job *j, char *err, size_t errlen)
 /* Where everything goes in the file: the notes (they need the registers) first, then each mapping's bytes. */
 static int job_layout(struct dump_job *j, char *err, size_t errlen)
 {
+    j->proc.siginfo = j->o->held ? j->o->siginfo : NULL;
     if (elfcore_notes(&j->notes, &j->proc, j->threads, j->nthreads, &j->dm) < 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -940,7 +943,7 @@ static int job_copy(struct dump_job *j, char *err, size_t errlen)
     int wrc = finish_writes(c, rc == 0);
     if (rc == 0) rc = wrc;
     if (rc == 0 && j->uf.n) rc = unfaithful_write(c, &j->uf, j->offs);
-    if (!j->snap) {
+    if (!j->snap && !j->o->held) {
         ptrace_session_detach(&j->s, 0.5);
         add_pause(j->r, ptrace_session_stopped_ms(&j->s));
     }
@@ -1022,10 +1025,10 @@ static void copier_free(struct copier *c)
 static void job_free(struct dump_job *j)
 {
     finish_writes(&j->c, 0);
-    if (j->stopped && !j->s.detached) ptrace_session_detach(&j->s, 0.5);
+    if (j->stopped && !j->s.detached && !j->o->held) ptrace_session_detach(&j->s, 0.5);
     if (j->guarded) snapshot_guard_end(&j->guard);
     if (j->sn.copy) snapshot_release(&j->sn, &j->plan, 2.0, NULL);
-    ptrace_session_free(&j->s);
+    if (!j->o->held) ptrace_session_free(&j->s);
     if (j->c.out_fd >= 0) close(j->c.out_fd);
     if (j->tmp[0]) unlink(j->tmp);
     int fds[] = {j->orig_mem, j->orig_pagemap, j->copy_mem, j->copy_pagemap};
@@ -1049,7 +1052,7 @@ int dump_write(int pid, const struct dump_options *o, struct dump_result *r, cha
 {
     memset(r, 0, sizeof *r);
     double t0 = clock_monotonic_seconds();
-    int rc = ptrace_session_check(pid, err, errlen);
+    int rc = o->held ? 0 : ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
     struct dump_job j;
     job_init(&j, pid, o, r, t0);

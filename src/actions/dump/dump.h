@@ -14,6 +14,8 @@
 #include <signal.h>
 #include <stddef.h>
 
+struct ptrace_session;
+
 enum dump_mode {
     DUMP_MODE_AUTO,     /* a snapshot where it is safe, else stop-and-copy (the result says why) */
     DUMP_MODE_SNAPSHOT, /* a snapshot or nothing: fails with the reason instead of falling back */
@@ -32,6 +34,10 @@ struct dump_options {
     /* Called between chunks with bytes copied so far and the total to copy. */
     void (*progress)(void *arg, unsigned long long done, unsigned long long total);
     void *progress_arg;
+    /* Every thread stopped already by the caller (signal_trap's hold): used as it is, never detached here; the
+     * dump is then stop-and-copy. */
+    struct ptrace_session *held;
+    const siginfo_t *siginfo; /* with held: the first thread's signal as it came, for the core's NT_SIGINFO */
 };
 
 /* A dumped region a snapshot does not hold as it was at the pause (a MAP_SHARED one only when writable). */

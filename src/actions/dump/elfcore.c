@@ -82,10 +82,11 @@ static int prpsinfo(struct bytes *b, const struct core_process *p)
     return note(b, "CORE", NT_PRPSINFO, &ps, sizeof ps);
 }
 
-static int siginfo(struct bytes *b, int sig)
+static int siginfo(struct bytes *b, int sig, const siginfo_t *given)
 {
     siginfo_t si;
     memset(&si, 0, sizeof si);
+    if (given && given->si_signo == sig) si = *given;
     si.si_signo = sig;
     return note(b, "CORE", NT_SIGINFO, &si, sizeof si);
 }
@@ -121,7 +122,7 @@ int elfcore_notes(struct bytes *out, const struct core_process *p, const struct 
     /* The kernel's order: first thread's status, the process notes, its FP state; then every other thread. */
     int sig = nthreads > 0 ? threads[0].signal : SIGSTOP;
     if (nthreads > 0 && prstatus(out, p, &threads[0]) < 0) return -ENOMEM;
-    if (prpsinfo(out, p) < 0 || siginfo(out, sig) < 0) return -ENOMEM;
+    if (prpsinfo(out, p) < 0 || siginfo(out, sig, p->siginfo) < 0) return -ENOMEM;
     if (p->auxv_len && note(out, "CORE", NT_AUXV, p->auxv, p->auxv_len) < 0) return -ENOMEM;
     if (file_note(out, dm) < 0) return -ENOMEM;
     if (nthreads > 0 && thread_fp(out, &threads[0]) < 0) return -ENOMEM;

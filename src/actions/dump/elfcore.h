@@ -3,6 +3,7 @@
  * NT_SIGINFO, NT_AUXV, NT_FILE). Pure byte building; the caller writes them. */
 #ifndef DIAGTOP_ELFCORE_H
 #define DIAGTOP_ELFCORE_H
+#include <signal.h>
 #include <stddef.h>
 
 #include "actions/target/arch_regs.h"
@@ -24,6 +25,7 @@ struct core_process {
     char psargs[80];
     unsigned char *auxv;
     size_t auxv_len;
+    const siginfo_t *siginfo; /* the first thread's, as it came (a fault's address and code); NULL: its signal only */
 };
 
 struct bytes {
