@@ -1,6 +1,6 @@
 /* Test target for watch --signal and --exit: prints "ready", then after DELAY seconds (argv[2], default 1) does
  * what argv[1] says from a worker thread named "crasher-worker": "abort" calls abort(), "segv" writes through a
- * NULL pointer, "exit" calls exit(7). Meanwhile its main thread uses SIGCHLD (a child that exits) and stops and
+ * NULL pointer, "exit" calls exit(7), "join" returns (the thread ends alone) and main then returns 3. Meanwhile its main thread uses SIGCHLD (a child that exits) and stops and
  * continues itself (SIGSTOP from a child, then SIGCONT), printing "chld" and "cont" when it saw them: the job
  * control a watch must not disturb. */
 #include <pthread.h>
@@ -23,6 +23,7 @@ __attribute__((noinline)) static void crash_now(void)
 {
     if (strcmp(what, "segv") == 0) *(volatile int *)0 = 1;
     if (strcmp(what, "exit") == 0) exit(7);
+    if (strcmp(what, "join") == 0) return;
     abort();
 }
 
@@ -58,5 +59,7 @@ int main(int argc, char **argv)
     pthread_t t;
     pthread_create(&t, NULL, worker, NULL);
     pthread_join(t, NULL);
-    return 0;
+    printf("joined\n");
+    fflush(stdout);
+    return 3;
 }

@@ -780,6 +780,8 @@ static int job_list_threads(struct dump_job *j, char *err, size_t errlen)
             struct core_thread *t = &j->threads[j->nthreads];
             t->tid = pt->tid;
             t->signal = pt->pending_sig ? pt->pending_sig : SIGSTOP;
+            /* Held at a signal: every thread carries it, as in the kernel's cores (gdb takes it from any) */
+            if (j->o->held && j->o->siginfo) t->signal = j->o->siginfo->si_signo;
             if (pt->tid == j->pid) j->main_at = j->nthreads;
             j->nthreads++;
         }
