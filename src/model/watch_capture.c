@@ -13,7 +13,10 @@
 
 #include "actions/capture/capture.h"
 #include "actions/dump/dump.h"
+#include "actions/runtimes/provider.h"
+#include "render/heap_view.h"
 #include "render/pprof_write.h"
+#include "render/rt_json.h"
 #include "render/rt_text.h"
 #include "render/stack_text.h"
 #include "render/text_lines.h"
@@ -187,6 +190,29 @@ static void take_profile(const struct watch_config *c, const struct watch_action
     capture_profile_free(&r);
 }
 
+/* The runtime's heap summary (a JVM's class histogram, Go's or the agent's heap profile by allocation site) as the
+ * JSON `diagtop heap --json` writes, so that a later `diagtop heap PID --diff FILE` shows what grew since. */
+static void take_heap(const struct watch_config *c, const struct watch_firing *f, unsigned long long *written,
+                      struct watch_event *ev)
+{
+    char err[512];
+    const struct provider *p = provider_choose(f->pid, OP_HEAP, 0, err, sizeof err);
+    if (!p) return fail(ev, WATCH_EV_FAILED, "no heap summary: %s", err);
+    struct provider_request rq;
+    provider_request_default(&rq, f->pid);
+    rq.cancel = c->cancel;
+    struct rt_heap h = {0};
+    if (p->heap(&rq, &h, err, sizeof err) < 0) return fail(ev, WATCH_EV_FAILED, "%s", err);
+    snprintf(ev->msg, sizeof ev->msg, "by %s, %d rows", p->name, h.n);
+    struct heap_view v;
+    char *doc = heap_view_build(&v, &h, NULL, NULL) < 0 ? NULL : rt_json_heap(&v);
+    if (doc) save(c, f, ".heap.json", doc, strlen(doc), written, ev);
+    else fail(ev, WATCH_EV_FAILED, "%s", "out of memory");
+    free(doc);
+    heap_view_free(&v);
+    rt_heap_free(&h);
+}
+
 /* The command through /bin/sh, its output on diagtop's stderr (stdout may be the JSON log), with the firing in
  * its environment. Waits for it; a cancel sends it SIGTERM. */
 static void take_exec(const struct watch_config *c, const struct watch_action *a, const struct watch_firing *f,
@@ -228,7 +254,7 @@ void watch_capture_take(const struct watch_config *c, const struct watch_action 
     double start = clock_monotonic_seconds();
     ev->action = a;
     ev->pause_ms = -1;
-    if (f->held && (a->kind == WATCH_DO_STACK || a->kind == WATCH_DO_PROFILE)) {
+    if (f->held && (a->kind == WATCH_DO_STACK || a->kind == WATCH_DO_PROFILE || a->kind == WATCH_DO_HEAP)) {
         ev->kind = WATCH_EV_SKIPPED;
         snprintf(ev->msg, sizeof ev->msg, "not taken: the process is held at its %s (the core has every stack)",
                  f->held->hit_sig ? "signal" : "exit");
@@ -238,6 +264,7 @@ void watch_capture_take(const struct watch_config *c, const struct watch_action 
     case WATCH_DO_DUMP: take_dump(c, f, written, ev); break;
     case WATCH_DO_STACK: take_stack(c, f, written, ev); break;
     case WATCH_DO_PROFILE: take_profile(c, a, f, written, ev); break;
+    case WATCH_DO_HEAP: take_heap(c, f, written, ev); break;
     case WATCH_DO_EXEC: take_exec(c, a, f, ev); break;
     }
     ev->took_ms = (clock_monotonic_seconds() - start) * 1000.0;

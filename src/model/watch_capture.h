@@ -1,6 +1,7 @@
 /* watch_capture: one capture `diagtop watch` takes when a condition holds: a core (from a snapshot where safe),
- * the stacks as text, a CPU profile (pprof, or the runtime's own file), or a command run with the trigger in its
- * environment. Each file is base + its extension (.core, .stack.txt, .pb.gz), 0600, never replacing one. */
+ * the stacks as text, a CPU profile (pprof, or the runtime's own file), the runtime's heap summary (JSON), or a
+ * command run with the trigger in its environment. Each file is base + its extension (.core, .stack.txt, .pb.gz,
+ * .heap.json), 0600, never replacing one. */
 #ifndef DIAGTOP_WATCH_CAPTURE_H
 #define DIAGTOP_WATCH_CAPTURE_H
 #include "actions/target/signal_trap.h"

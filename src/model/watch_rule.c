@@ -24,7 +24,7 @@ const char *watch_cond_name(enum watch_cond_kind kind)
 
 const char *watch_action_name(enum watch_action_kind kind)
 {
-    static const char *const names[] = {"dump", "stack", "profile", "exec"};
+    static const char *const names[] = {"dump", "stack", "profile", "heap", "exec"};
     return kind <= WATCH_DO_EXEC ? names[kind] : "?";
 }
 
@@ -149,6 +149,8 @@ int watch_action_parse(const char *arg, struct watch_action *out, char *err, siz
         out->kind = WATCH_DO_DUMP;
     } else if (strcmp(arg, "stack") == 0) {
         out->kind = WATCH_DO_STACK;
+    } else if (strcmp(arg, "heap") == 0) {
+        out->kind = WATCH_DO_HEAP;
     } else if (strncmp(arg, "profile", 7) == 0 && (!arg[7] || arg[7] == ':')) {
         out->kind = WATCH_DO_PROFILE;
         out->seconds = 10;
@@ -164,7 +166,7 @@ int watch_action_parse(const char *arg, struct watch_action *out, char *err, siz
         }
         strcpy(out->cmd, arg + 5);
     } else {
-        snprintf(err, errlen, "--then: '%s' is not dump, stack, profile[:SECONDS] or exec:COMMAND", arg);
+        snprintf(err, errlen, "--then: '%s' is not dump, stack, profile[:SECONDS], heap or exec:COMMAND", arg);
         return -1;
     }
     return 0;

@@ -24,7 +24,7 @@ struct watch_cond {
     unsigned long long signals; /* WATCH_SIGNAL: bit (sig - 1) of each */
 };
 
-enum watch_action_kind { WATCH_DO_DUMP, WATCH_DO_STACK, WATCH_DO_PROFILE, WATCH_DO_EXEC };
+enum watch_action_kind { WATCH_DO_DUMP, WATCH_DO_STACK, WATCH_DO_PROFILE, WATCH_DO_HEAP, WATCH_DO_EXEC };
 
 struct watch_action {
     enum watch_action_kind kind;

@@ -63,7 +63,11 @@ static void actions_parse(void)
     CHECK_INT(watch_action_parse("exec:echo a,b; true", &a, err, sizeof err), 0);
     CHECK_STR(a.cmd, "echo a,b; true");
     CHECK_INT(watch_action_parse("exec:", &a, err, sizeof err), -1);
+    CHECK_INT(watch_action_parse("heap", &a, err, sizeof err), 0);
+    CHECK(a.kind == WATCH_DO_HEAP && !strcmp(watch_action_name(a.kind), "heap"));
+    CHECK_STR(watch_action_name(WATCH_DO_EXEC), "exec");
     CHECK_INT(watch_action_parse("core", &a, err, sizeof err), -1);
+    CHECK(strstr(err, "heap") != NULL);
 }
 
 static struct watch_sample cpu_sample(double t0, double t1, double pct)
@@ -76,7 +80,7 @@ static struct watch_sample cpu_sample(double t0, double t1, double pct)
  * busy sample, not the fourth; an idle sample restarts the count. */
 static void cpu_must_hold_its_seconds(void)
 {
-    struct watch_cond c = {WATCH_CPU, 90, 3};
+    struct watch_cond c = {.kind = WATCH_CPU, .limit = 90, .seconds = 3};
     struct watch_cond_state st = {-1};
     double v, held;
     struct watch_sample s = {.t = 0, .cpu_pct = -1};
@@ -94,7 +98,7 @@ static void cpu_must_hold_its_seconds(void)
     s = cpu_sample(5, 6, 100);
     CHECK_INT(watch_cond_eval(&c, &st, &s, NULL, &v, &held), 1);
     CHECK(held == 3 && v == 100);
-    struct watch_cond below = {WATCH_CPU_BELOW, 5, 0};
+    struct watch_cond below = {.kind = WATCH_CPU_BELOW, .limit = 5, .seconds = 0};
     struct watch_cond_state bst = {-1};
     s = cpu_sample(6, 7, 4.9);
     CHECK_INT(watch_cond_eval(&below, &bst, &s, NULL, &v, &held), 1);
@@ -112,7 +116,7 @@ static void growth_is_fitted_over_the_window(void)
     CHECK_INT(watch_history_growth(&h, 30, &per_min), -1); /* 10 s of a 30 s window */
     CHECK_INT(watch_history_growth(&h, 10, &per_min), 0);
     CHECK(per_min > 59.5 * 1048576 && per_min < 60.5 * 1048576);
-    struct watch_cond c = {WATCH_RSS_GROWTH, 50.0 * 1048576, 10};
+    struct watch_cond c = {.kind = WATCH_RSS_GROWTH, .limit = 50.0 * 1048576, .seconds = 10};
     struct watch_cond_state st = {-1};
     struct watch_sample s = {.t = 110, .rss = 110ull << 20, .fds = -1};
     double v, held;
@@ -128,22 +132,22 @@ static void growth_is_fitted_over_the_window(void)
 
 static void counts_and_text(void)
 {
-    struct watch_cond c = {WATCH_FDS, 10, 0};
+    struct watch_cond c = {.kind = WATCH_FDS, .limit = 10, .seconds = 0};
     struct watch_cond_state st = {-1};
     struct watch_sample s = {.t = 1, .fds = -1, .threads = 50};
     double v, held;
     CHECK_INT(watch_cond_eval(&c, &st, &s, NULL, &v, &held), 0); /* unreadable: never holds */
     s.fds = 10;
     CHECK_INT(watch_cond_eval(&c, &st, &s, NULL, &v, &held), 1);
-    struct watch_cond t = {WATCH_THREADS, 51, 0};
+    struct watch_cond t = {.kind = WATCH_THREADS, .limit = 51, .seconds = 0};
     CHECK_INT(watch_cond_eval(&t, &st, &s, NULL, &v, &held), 0);
     CHECK_INT(watch_conds_need_fds(&t, 1), 0);
     CHECK_INT(watch_conds_need_fds(&c, 1), 1);
     char buf[96];
-    struct watch_cond cpu = {WATCH_CPU, 90, 5};
+    struct watch_cond cpu = {.kind = WATCH_CPU, .limit = 90, .seconds = 5};
     watch_cond_describe(&cpu, buf, sizeof buf);
     CHECK_STR(buf, "cpu >= 90.0% for 5 s");
-    struct watch_cond g = {WATCH_RSS_GROWTH, 10485760, 60};
+    struct watch_cond g = {.kind = WATCH_RSS_GROWTH, .limit = 10485760, .seconds = 60};
     watch_cond_describe(&g, buf, sizeof buf);
     CHECK_STR(buf, "rss-growth >= 10.0 MiB/min over 60 s");
 }
