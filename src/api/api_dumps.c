@@ -144,6 +144,42 @@ int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, uns
     return 0;
 }
 
+int api_dumps_adopt(struct api_dumps *ds, int pid, const char *comm, const char *path, char *id, char *err,
+                    size_t errlen)
+{
+    struct api_dump *d = calloc(1, sizeof *d);
+    if (!d || api_id_new(d->id) < 0) {
+        snprintf(err, errlen, "%s", d ? "no random id" : "out of memory");
+        free(d);
+        return 500;
+    }
+    d->pid = pid;
+    d->owner = ds;
+    d->adopted = 1;
+    d->state = API_DUMP_DONE;
+    d->created = (double)time(NULL);
+    d->started = d->ended = clock_monotonic_seconds();
+    snprintf(d->comm, sizeof d->comm, "%s", comm);
+    snprintf(d->path, sizeof d->path, "%s", path);
+    const char *slash = strrchr(d->path, '/');
+    snprintf(d->name, sizeof d->name, "%.255s", slash ? slash + 1 : d->path);
+    struct stat st;
+    if (stat(d->path, &st) == 0) d->done = d->total = (unsigned long long)st.st_size;
+    pthread_mutex_lock(&ds->lock);
+    int slot = free_slot(ds);
+    struct api_dump *old = slot >= 0 ? ds->d[slot] : NULL;
+    if (slot >= 0) ds->d[slot] = d;
+    pthread_mutex_unlock(&ds->lock);
+    if (slot < 0) {
+        snprintf(err, errlen, "%d dumps are kept already: DELETE /api/dumps/ID some of them first", API_DUMPS_MAX);
+        free(d);
+        return 503;
+    }
+    if (old) dump_free(old);
+    memcpy(id, d->id, API_ID_LEN + 1);
+    return 0;
+}
+
 /* Called locked. */
 static int find(struct api_dumps *ds, const char *id)
 {
@@ -171,13 +207,15 @@ static cJSON *status_json(const struct api_dump *d)
     double fraction = d->state == API_DUMP_DONE ? 1 : d->total ? (double)d->done / (double)d->total : 0;
     json_add_fixed(o, "progress", fraction > 1 ? 1 : fraction, 3);
     /* a finished dump's own measure; a failed one stopped at some step of its own, timed here */
-    double elapsed = d->state == API_DUMP_DONE      ? d->result.total_ms
+    double elapsed = d->adopted                     ? 0
+                     : d->state == API_DUMP_DONE      ? d->result.total_ms
                      : d->state == API_DUMP_RUNNING ? (clock_monotonic_seconds() - d->started) * 1e3
                                                     : (d->ended - d->started) * 1e3;
     json_add_fixed(o, "elapsed_ms", elapsed, 1);
     if (d->state == API_DUMP_FAILED || d->state == API_DUMP_CANCELLED) json_add_string_or_null(o, "error", d->error);
     else cJSON_AddNullToObject(o, "error");
-    if (d->state == API_DUMP_DONE) { /* the fields of `diagtop dump --json` */
+    cJSON_AddBoolToObject(o, "from_trigger", d->adopted);
+    if (d->state == API_DUMP_DONE && !d->adopted) { /* the fields of `diagtop dump --json` */
         dump_json_add(o, &d->result);
     }
     return o;

@@ -38,6 +38,7 @@ struct api_dump {
     double ended;    /* monotonic, once no longer running */
     pthread_t thread;
     int joinable;
+    int adopted;     /* a file another part of the server wrote (a trigger's capture), not a dump job's */
     struct api_dumps *owner;
 };
 
@@ -56,6 +57,10 @@ void api_dumps_shutdown(struct api_dumps *ds);
  * reason: 409 (pid busy), 503 (too many dumps or actions). */
 int api_dumps_start(struct api_dumps *ds, int pid, int full, int filter_set, unsigned filter, enum dump_mode mode,
                     char *id, char *err, size_t errlen);
+/* Makes a finished file of pid (a trigger's capture, of any kind: a core, stacks, a profile) downloadable and
+ * deletable like a dump. Returns 0 with its id, or 503 when the table is full / 500, with a reason. */
+int api_dumps_adopt(struct api_dumps *ds, int pid, const char *comm, const char *path, char *id, char *err,
+                    size_t errlen);
 /* The status document of a dump (malloc'd), or NULL when there is no such id; *state gets its state. */
 char *api_dumps_status(struct api_dumps *ds, const char *id, enum api_dump_state *state);
 /* Every dump's status document as {"dumps": [...]} (malloc'd). */

@@ -103,6 +103,33 @@ static void system_metrics(FILE *f, const struct monitor *m)
             c->total, c->running, c->sleeping, c->stopped, c->zombie);
 }
 
+int api_metrics_append_triggers(int armed, unsigned long long firings, unsigned long long captures,
+                                unsigned long long failed, char **out, size_t *len)
+{
+    char *more = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&more, &n);
+    if (!f) return -ENOMEM;
+    family(f, "diagtop_triggers_armed", "gauge", "Triggers (POST /api/triggers) watching now.");
+    fprintf(f, "diagtop_triggers_armed %d\n", armed);
+    family(f, "diagtop_trigger_firings_total", "counter", "Times a trigger's condition held and it fired.");
+    fprintf(f, "diagtop_trigger_firings_total %llu\n", firings);
+    family(f, "diagtop_trigger_captures_total", "counter", "Captures (dumps, stacks, profiles, heaps) triggers took.");
+    fprintf(f, "diagtop_trigger_captures_total %llu\n", captures);
+    family(f, "diagtop_trigger_capture_failures_total", "counter", "Captures of triggers that failed.");
+    fprintf(f, "diagtop_trigger_capture_failures_total %llu\n", failed);
+    char *joined = fclose(f) == 0 && more ? realloc(*out, *len + n + 1) : NULL;
+    if (!joined) {
+        free(more);
+        return -ENOMEM;
+    }
+    memcpy(joined + *len, more, n + 1);
+    free(more);
+    *out = joined;
+    *len += n;
+    return 0;
+}
+
 int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t *len)
 {
     if (nrows > m->view.n) nrows = m->view.n;

@@ -12,6 +12,10 @@
 /* The document for the first nrows rows of m->view (m's sample), as a malloc'd text in *out (length *len).
  * Returns 0 or -ENOMEM. */
 int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t *len);
+/* The triggers' families (armed now; firings, captures and failed captures since the server started), appended to
+ * the malloc'd document *out of length *len. Returns 0 or -ENOMEM (the document unchanged). */
+int api_metrics_append_triggers(int armed, unsigned long long firings, unsigned long long captures,
+                                unsigned long long failed, char **out, size_t *len);
 /* Writes s as a label value (escaped, sanitized) into buf. Exposed for tests. */
 void api_metrics_label(char *buf, size_t bufsz, const char *s, size_t n);
 #endif

@@ -88,7 +88,12 @@ void api_processes_metrics(struct api_state *s, const struct api_request *rq, st
     size_t len = 0;
     int rc = api_metrics_render(&s->mon.m, (size_t)top, &text, &len);
     api_monitor_release(&s->mon);
+    int armed;
+    unsigned long long firings, captures, failed;
+    api_triggers_counts(&s->triggers, &armed, &firings, &captures, &failed);
+    if (rc == 0) rc = api_metrics_append_triggers(armed, firings, captures, failed, &text, &len);
     if (rc < 0) {
+        free(text);
         api_reply_error(out, 500, "out of memory");
         return;
     }

@@ -10,6 +10,7 @@
 #include "api_downloads.h"
 #include "api_page.h"
 #include "api_processes.h"
+#include "api_trigger_routes.h"
 #include "util/text.h"
 
 /* Matched in order: the first row whose pattern and method fit answers. */
@@ -37,6 +38,12 @@ static const struct api_route_def routes[] = {
     {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_file},
     {API_DELETE, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_delete},
     {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}/status", "", api_downloads_status},
+    {API_POST, API_SCOPE_ADMIN, "/api/triggers",
+     "pid,name,cgroup,cpu,cpu_below,rss,rss_growth,threads,fds,then,count,every,interval,max_disk",
+     api_trigger_routes_arm},
+    {API_GET, API_SCOPE_READ, "/api/triggers", "", api_trigger_routes_list},
+    {API_GET, API_SCOPE_READ, "/api/triggers/{id}", "", api_trigger_routes_get},
+    {API_DELETE, API_SCOPE_ADMIN, "/api/triggers/{id}", "", api_trigger_routes_disarm},
 };
 
 const struct api_route_def *api_route_table(size_t *n)
@@ -102,6 +109,12 @@ static int fail(int status, char *err, size_t errlen, const char *fmt, const cha
     return status;
 }
 
+/* What an unknown {id} of the pattern is not: "no such dump", "no such trigger". */
+static const char *no_such(const struct segments *pat)
+{
+    return pat->n > 1 && segment_is(pat, 1, "triggers") ? "no such trigger" : "no such dump";
+}
+
 /* Fills the placeholders of a matching pattern. Returns 0 or 400/404 with a reason. */
 static int bind_placeholders(const struct segments *path, const char *pattern, struct api_route *out, char *err,
                              size_t errlen)
@@ -112,7 +125,7 @@ static int bind_placeholders(const struct segments *path, const char *pattern, s
         char seg[64];
         if (path->len[i] >= sizeof seg) {
             if (segment_is(&pat, i, "{pid}")) return fail(400, err, errlen, "%s", "not a process id");
-            if (segment_is(&pat, i, "{id}")) return fail(404, err, errlen, "%s", "no such dump");
+            if (segment_is(&pat, i, "{id}")) return fail(404, err, errlen, "%s", no_such(&pat));
             continue;
         }
         memcpy(seg, path->s[i], path->len[i]);
@@ -120,7 +133,7 @@ static int bind_placeholders(const struct segments *path, const char *pattern, s
         if (segment_is(&pat, i, "{pid}")) {
             if (text_parse_pid(seg, &out->pid) < 0) return fail(400, err, errlen, "'%s' is not a process id", seg);
         } else if (segment_is(&pat, i, "{id}")) {
-            if (!api_id_valid(seg)) return fail(404, err, errlen, "%s", "no such dump");
+            if (!api_id_valid(seg)) return fail(404, err, errlen, "%s", no_such(&pat));
             memcpy(out->rid, seg, API_ID_LEN + 1);
         }
     }

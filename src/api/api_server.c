@@ -500,7 +500,10 @@ static char *read_pem(const char *path, int secret, char *err, size_t errlen)
 static void free_server(struct api_server *s)
 {
     if (s->have_guard) api_guard_stop(&s->guard); /* after the daemon: no connection is left to guard */
-    if (s->have_dumps) api_dumps_shutdown(&s->state.dumps);
+    if (s->have_dumps) { /* the triggers first: their captures become dumps */
+        api_triggers_shutdown(&s->state.triggers);
+        api_dumps_shutdown(&s->state.dumps);
+    }
     if (s->have_state) {
         api_store_destroy(&s->state.heaps);
         api_busy_destroy(&s->state.busy);
@@ -561,6 +564,7 @@ static int init_state(struct api_server *s, const struct api_server_config *c, c
     s->have_state = 1;
     snprintf(st->dump_dir, sizeof st->dump_dir, "%s", c->dump_dir ? c->dump_dir : ".");
     api_dumps_init(&st->dumps, st->dump_dir, &st->busy);
+    api_triggers_init(&st->triggers, &st->dumps);
     s->have_dumps = 1;
     st->agent_timeout = c->agent_timeout > 0 ? c->agent_timeout : 5;
     snprintf(st->drop_frames, sizeof st->drop_frames, "%s", c->drop_frames ? c->drop_frames : "");

@@ -25,7 +25,7 @@ const char options_usage[] =
     "                                    a core file of PID for gdb, or a JVM's heap dump (--heap)\n"
     "       diagtop watch PID|--name NAME|--cgroup PATH [--cpu PCT[:S]] [--rss SIZE] [--rss-growth SIZE/min]\n"
     "                    [--threads N] [--fds N] [--signal SIG,...] [--exit]\n"
-    "                    [--then dump|stack|profile|exec:CMD] [--count N] [--json]\n"
+    "                    [--then dump|stack|profile|heap|exec:CMD] [--count N] [--json]\n"
     "                                    captures when a condition holds (a core by default)\n"
     "       diagtop serve [--listen ADDR:PORT] [--users FILE] [--tokens FILE] [--read-only]\n"
     "                                    the HTTP/JSON API of these commands, Prometheus /metrics, a page\n"

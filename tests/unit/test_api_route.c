@@ -12,6 +12,7 @@
 #include "api/api_page.h"
 #include "api/api_processes.h"
 #include "api/api_range.h"
+#include "api/api_trigger_routes.h"
 #include "api/api_route.h"
 #include "util/text.h"
 
@@ -57,6 +58,10 @@ static void every_route_maps(void)
         {"HEAD", "/api/dumps/" ID_TEXT, api_downloads_file, API_SCOPE_ADMIN, 0},
         {"DELETE", "/api/dumps/" ID_TEXT, api_downloads_delete, API_SCOPE_ADMIN, 0},
         {"GET", "/api/dumps/" ID_TEXT "/status", api_downloads_status, API_SCOPE_ADMIN, 0},
+        {"POST", "/api/triggers", api_trigger_routes_arm, API_SCOPE_ADMIN, 0},
+        {"GET", "/api/triggers", api_trigger_routes_list, API_SCOPE_READ, 0},
+        {"GET", "/api/triggers/" ID_TEXT, api_trigger_routes_get, API_SCOPE_READ, 0},
+        {"DELETE", "/api/triggers/" ID_TEXT, api_trigger_routes_disarm, API_SCOPE_ADMIN, 0},
     };
     size_t nrows;
     const struct api_route_def *rows = api_route_table(&nrows);

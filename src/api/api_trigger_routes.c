@@ -1,0 +1,146 @@
+#include "api_trigger_routes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api_target.h"
+#include "collect/procstat.h"
+#include "util/text.h"
+
+/* The conditions a query may give: its parameter, the CLI's option it stands for. */
+static const struct {
+    const char *param;
+    enum watch_cond_kind kind;
+} cond_params[] = {
+    {"cpu", WATCH_CPU},         {"cpu_below", WATCH_CPU_BELOW}, {"rss", WATCH_RSS},
+    {"rss_growth", WATCH_RSS_GROWTH}, {"threads", WATCH_THREADS},   {"fds", WATCH_FDS},
+};
+
+/* Appends "name=value " to the spec shown in listings. */
+static void spec_add(char *spec, size_t n, const char *name, const char *value)
+{
+    size_t used = strlen(spec);
+    if (used < n) snprintf(spec + used, n - used, "%s%s=%s", used ? " " : "", name, value);
+}
+
+/* then=dump,stack,...: each a watch action. Returns 0, or -1 with a 400. */
+static int parse_actions(const char *list, struct watch_config *c, struct api_reply *out)
+{
+    char buf[1024], err[256];
+    if (strlen(list) >= sizeof buf) return api_reply_error(out, 400, "then: too long");
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *a = strtok_r(buf, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+        if (c->nactions == WATCH_ACTIONS_MAX) return api_reply_error(out, 400, "then: at most %d actions", WATCH_ACTIONS_MAX);
+        if (watch_action_parse(a, &c->actions[c->nactions], err, sizeof err) < 0) return api_reply_error(out, 400, "%s", err);
+        c->nactions++;
+    }
+    return 0;
+}
+
+/* The target: exactly one of pid, name and cgroup. Returns 0, or -1 with the reply. */
+static int parse_target(const struct api_request *rq, struct watch_config *c, char *spec, size_t n,
+                        struct api_reply *out)
+{
+    const char *pid = NULL, *name = NULL, *cgroup = NULL;
+    if (api_arg_text(rq, out, "pid", 16, &pid) < 0 || api_arg_text(rq, out, "name", 255, &name) < 0 ||
+        api_arg_text(rq, out, "cgroup", 1000, &cgroup) < 0)
+        return -1;
+    if ((pid != NULL) + (name != NULL) + (cgroup != NULL) != 1)
+        return api_reply_error(out, 400, "one target: pid, name or cgroup");
+    if (pid) {
+        if (text_parse_pid(pid, &c->pid) < 0) return api_reply_error(out, 400, "pid: '%s' is not a process id", pid);
+        struct procstat ps;
+        if (api_target_check(c->pid, 1, &ps, out) < 0) return -1;
+        spec_add(spec, n, "pid", pid);
+    } else if (name) {
+        if (!*name) return api_reply_error(out, 400, "name: a name of 1 to 255 bytes");
+        c->name = name;
+        spec_add(spec, n, "name", name);
+    } else {
+        /* cgroup.procs is read below /sys/fs/cgroup: a path never climbs out of it */
+        if (!*cgroup || strstr(cgroup, "..")) return api_reply_error(out, 400, "cgroup: a path below /sys/fs/cgroup");
+        c->cgroup = cgroup;
+        spec_add(spec, n, "cgroup", cgroup);
+    }
+    return 0;
+}
+
+/* POST /api/triggers?pid=N&cpu=80:10&then=stack,dump&count=2 (admin, as its route says): 201 with the trigger,
+ * Location its resource. */
+void api_trigger_routes_arm(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    struct watch_config c;
+    memset(&c, 0, sizeof c);
+    char spec[1024] = "", err[512];
+    if (parse_target(rq, &c, spec, sizeof spec, out) < 0) return;
+    for (size_t i = 0; i < sizeof cond_params / sizeof cond_params[0]; i++) {
+        const char *v = NULL;
+        if (api_arg_text(rq, out, cond_params[i].param, 64, &v) < 0) return;
+        if (!v) continue;
+        if (watch_cond_parse(cond_params[i].kind, v, &c.conds[c.nconds], err, sizeof err) < 0) {
+            api_reply_error(out, 400, "%s: %s", cond_params[i].param, err);
+            return;
+        }
+        c.nconds++;
+        spec_add(spec, sizeof spec, cond_params[i].param, v);
+    }
+    if (!c.nconds) {
+        api_reply_error(out, 400, "no condition: cpu, cpu_below, rss, rss_growth, threads or fds");
+        return;
+    }
+    const char *then = NULL, *max_disk = NULL;
+    long count;
+    if (api_arg_text(rq, out, "then", 1000, &then) < 0 || api_arg_long(rq, out, "count", 1, 1000, 1, &count) < 0 ||
+        api_arg_seconds(rq, out, "every", 86400, 10, &c.every) < 0 ||
+        api_arg_seconds(rq, out, "interval", 86400, 1, &c.interval) < 0 ||
+        api_arg_text(rq, out, "max_disk", 32, &max_disk) < 0)
+        return;
+    if (then && parse_actions(then, &c, out) < 0) return;
+    if (then) spec_add(spec, sizeof spec, "then", then);
+    if (c.interval < 0.1) {
+        api_reply_error(out, 400, "interval: at least 0.1 s");
+        return;
+    }
+    if (max_disk && (watch_parse_size(max_disk, &c.max_disk) < 0 || !c.max_disk)) {
+        api_reply_error(out, 400, "max_disk: '%s' is not a size", max_disk);
+        return;
+    }
+    c.count = (int)count;
+    char id[API_ID_LEN + 1];
+    int st = api_triggers_arm(&s->triggers, &c, spec, s->dump_dir, id, err, sizeof err);
+    if (st) {
+        api_reply_error(out, st, "%s", err);
+        if (st == 503) out->retry_after = 5;
+        return;
+    }
+    api_reply_json(out, 201, api_triggers_status(&s->triggers, id));
+    snprintf(out->location, sizeof out->location, "/api/triggers/%s", id);
+}
+
+/* GET /api/triggers: every trigger with its last events. */
+void api_trigger_routes_list(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    (void)rq;
+    api_reply_json(out, 200, api_triggers_list(&s->triggers));
+}
+
+void api_trigger_routes_get(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    char *doc = api_triggers_status(&s->triggers, rq->route->rid);
+    if (!doc) {
+        api_reply_error(out, 404, "no such trigger");
+        return;
+    }
+    api_reply_json(out, 200, doc);
+}
+
+/* DELETE /api/triggers/{id}: disarmed (a capture in flight cancelled); the files it wrote stay as dumps. */
+void api_trigger_routes_disarm(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    if (api_triggers_disarm(&s->triggers, rq->route->rid) != 0) {
+        api_reply_error(out, 404, "no such trigger");
+        return;
+    }
+    out->status = 204;
+}
