@@ -163,6 +163,8 @@ for i in range(16):  # from 127.0.0.2-5, two per address as the cap allows, more
 time.sleep(1.0)  # older than the guard's grace, younger than the 2 s deadline
 ok = 0
 for attempt in range(3):
+    # a pause between attempts: the server counts a closed connection's slot free only once its thread ends
+    time.sleep(0.3)
     c = socket.create_connection((host, int(port)))
     c.settimeout(5)
     try:
