@@ -5,37 +5,19 @@
 
 #include "api_target.h"
 #include "collect/procstat.h"
+#include "model/watch_spec.h"
 #include "util/text.h"
 
-/* The conditions a query may give: its parameter, the CLI's option it stands for. */
+/* The conditions a query may give (each the CLI's option: watch_spec). */
 static const struct {
     const char *param;
-    enum watch_cond_kind kind;
-} cond_params[] = {
-    {"cpu", WATCH_CPU},         {"cpu_below", WATCH_CPU_BELOW}, {"rss", WATCH_RSS},
-    {"rss_growth", WATCH_RSS_GROWTH}, {"threads", WATCH_THREADS},   {"fds", WATCH_FDS},
-};
+} cond_params[] = {{"cpu"}, {"cpu_below"}, {"rss"}, {"rss_growth"}, {"threads"}, {"fds"}};
 
 /* Appends "name=value " to the spec shown in listings. */
 static void spec_add(char *spec, size_t n, const char *name, const char *value)
 {
     size_t used = strlen(spec);
     if (used < n) snprintf(spec + used, n - used, "%s%s=%s", used ? " " : "", name, value);
-}
-
-/* then=dump,stack,...: each a watch action. Returns 0, or -1 with a 400. */
-static int parse_actions(const char *list, struct watch_config *c, struct api_reply *out)
-{
-    char buf[1024], err[256];
-    if (strlen(list) >= sizeof buf) return api_reply_error(out, 400, "then: too long");
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *a = strtok_r(buf, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
-        if (c->nactions == WATCH_ACTIONS_MAX) return api_reply_error(out, 400, "then: at most %d actions", WATCH_ACTIONS_MAX);
-        if (watch_action_parse(a, &c->actions[c->nactions], err, sizeof err) < 0) return api_reply_error(out, 400, "%s", err);
-        c->nactions++;
-    }
-    return 0;
 }
 
 /* The target: exactly one of pid, name and cgroup. Returns 0, or -1 with the reply. */
@@ -78,11 +60,10 @@ void api_trigger_routes_arm(struct api_state *s, const struct api_request *rq, s
         const char *v = NULL;
         if (api_arg_text(rq, out, cond_params[i].param, 64, &v) < 0) return;
         if (!v) continue;
-        if (watch_cond_parse(cond_params[i].kind, v, &c.conds[c.nconds], err, sizeof err) < 0) {
-            api_reply_error(out, 400, "%s: %s", cond_params[i].param, err);
+        if (watch_spec_set(&c, cond_params[i].param, v, err, sizeof err) < 0) {
+            api_reply_error(out, 400, "%s", err);
             return;
         }
-        c.nconds++;
         spec_add(spec, sizeof spec, cond_params[i].param, v);
     }
     if (!c.nconds) {
@@ -96,14 +77,14 @@ void api_trigger_routes_arm(struct api_state *s, const struct api_request *rq, s
         api_arg_seconds(rq, out, "interval", 86400, 1, &c.interval) < 0 ||
         api_arg_text(rq, out, "max_disk", 32, &max_disk) < 0)
         return;
-    if (then && parse_actions(then, &c, out) < 0) return;
+    if ((then && watch_spec_set(&c, "then", then, err, sizeof err) < 0) ||
+        (max_disk && watch_spec_set(&c, "max-disk", max_disk, err, sizeof err) < 0)) {
+        api_reply_error(out, 400, "%s", err);
+        return;
+    }
     if (then) spec_add(spec, sizeof spec, "then", then);
     if (c.interval < 0.1) {
         api_reply_error(out, 400, "interval: at least 0.1 s");
-        return;
-    }
-    if (max_disk && (watch_parse_size(max_disk, &c.max_disk) < 0 || !c.max_disk)) {
-        api_reply_error(out, 400, "max_disk: '%s' is not a size", max_disk);
         return;
     }
     c.count = (int)count;

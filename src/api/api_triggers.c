@@ -5,155 +5,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "render/json_util.h"
 #include "util/clock.h"
 
-void api_triggers_init(struct api_triggers *ts, struct api_dumps *dumps)
+/* A capture's file made a dump resource, in the trigger's thread, so that its event names the id. */
+static int adopt(void *arg, const struct watch_event *e, char *ref, size_t reflen, char *err, size_t errlen)
 {
-    memset(ts, 0, sizeof *ts);
-    pthread_mutex_init(&ts->lock, NULL);
-    ts->dumps = dumps;
-}
-
-/* The watch's callback, in the trigger's thread: the event kept (a capture's file made a dump resource first, so
- * that the event names its id), the counts kept. */
-static void on_event(void *arg, const struct watch_event *e)
-{
-    struct api_trigger *t = arg;
-    struct api_trigger_event k;
-    memset(&k, 0, sizeof k);
-    k.kind = e->kind;
-    k.wall = e->wall;
-    k.pid = e->pid;
-    snprintf(k.comm, sizeof k.comm, "%s", e->comm);
-    if (e->cond) snprintf(k.trigger, sizeof k.trigger, "%s", watch_cond_name(e->cond->kind));
-    k.value = e->value;
-    if (e->action) snprintf(k.action, sizeof k.action, "%s", watch_action_name(e->action->kind));
-    k.bytes = e->bytes;
-    k.pause_ms = e->pause_ms;
-    snprintf(k.msg, sizeof k.msg, "%.255s", e->msg);
-    if (e->kind == WATCH_EV_CAPTURE && e->file[0]) {
-        const char *slash = strrchr(e->file, '/');
-        snprintf(k.file, sizeof k.file, "%.255s", slash ? slash + 1 : e->file);
-        char err[256];
-        if (api_dumps_adopt(t->owner->dumps, e->pid, e->comm, e->file, k.dump_id, err, sizeof err) != 0)
-            snprintf(k.msg, sizeof k.msg, "%.150s; not downloadable: %.80s", e->msg, err);
+    struct api_dumps *dumps = arg;
+    char id[API_ID_LEN + 1] = "", why[256];
+    if (api_dumps_adopt(dumps, e->pid, e->comm, e->file, id, why, sizeof why) != 0) {
+        snprintf(err, errlen, "not downloadable: %.80s", why);
+        return -1;
     }
-    pthread_mutex_lock(&t->owner->lock);
-    t->ev[t->nev % API_TRIGGER_EVENTS] = k;
-    t->nev++;
-    if (e->kind == WATCH_EV_TRIGGER) {
-        t->firings++;
-        t->owner->firings_total++;
-    } else if (e->kind == WATCH_EV_CAPTURE) {
-        t->captures++;
-        t->owner->captures_total++;
-    } else if (e->kind == WATCH_EV_FAILED) {
-        t->owner->failed_total++;
-    }
-    pthread_mutex_unlock(&t->owner->lock);
-}
-
-static void *worker(void *arg)
-{
-    struct api_trigger *t = arg;
-    char err[256] = "";
-    int rc = watch_run(&t->c, err, sizeof err);
-    pthread_mutex_lock(&t->owner->lock);
-    t->running = 0;
-    t->result = rc;
-    if (rc < 0) snprintf(t->error, sizeof t->error, "%s", err);
-    pthread_mutex_unlock(&t->owner->lock);
-    return NULL;
-}
-
-/* What HTTP does not arm: said before anything starts. */
-static int refused(const struct watch_config *c, char *err, size_t errlen)
-{
-    for (int i = 0; i < c->nconds; i++)
-        if (watch_cond_is_trap(&c->conds[i])) {
-            snprintf(err, errlen, "a signal or exit trigger holds a ptrace seize for as long as it lasts: "
-                                  "arm it with diagtop watch on the box");
-            return 422;
-        }
-    for (int i = 0; i < c->nactions; i++)
-        if (c->actions[i].kind == WATCH_DO_EXEC) {
-            snprintf(err, errlen, "exec is not offered over HTTP (a command run on the server)");
-            return 422;
-        }
+    snprintf(ref, reflen, "%s", id);
     return 0;
 }
 
-/* A slot for a new trigger: a free one, else the oldest that ended. Called locked. */
-static int free_slot(struct api_triggers *ts)
+void api_triggers_init(struct api_triggers *ts, struct api_dumps *dumps)
 {
-    int oldest = -1;
-    for (int i = 0; i < API_TRIGGERS_MAX; i++) {
-        if (!ts->t[i]) return i;
-        if (!ts->t[i]->running && (oldest < 0 || ts->t[i]->created < ts->t[oldest]->created)) oldest = i;
-    }
-    return oldest;
-}
-
-static void trigger_free(struct api_trigger *t)
-{
-    if (!t) return;
-    t->cancel = 1;
-    if (t->joinable) pthread_join(t->thread, NULL);
-    free(t);
+    ts->dumps = dumps;
+    watch_set_init(&ts->set, adopt, dumps);
 }
 
 int api_triggers_arm(struct api_triggers *ts, const struct watch_config *c, const char *spec, const char *dir,
                      char *id, char *err, size_t errlen)
 {
-    int st = refused(c, err, errlen);
-    if (st) return st;
-    struct api_trigger *t = calloc(1, sizeof *t);
-    if (!t || api_id_new(t->id) < 0) {
-        snprintf(err, errlen, "%s", t ? "no random id" : "out of memory");
-        free(t);
+    for (int i = 0; i < c->nactions; i++)
+        if (c->actions[i].kind == WATCH_DO_EXEC) {
+            snprintf(err, errlen, "exec is not offered over HTTP (a command run on the server)");
+            return 422;
+        }
+    char rid[API_ID_LEN + 1];
+    if (api_id_new(rid) < 0) {
+        snprintf(err, errlen, "no random id");
         return 500;
     }
-    t->c = *c;
-    if (c->name) t->c.name = strncpy(t->name, c->name, sizeof t->name - 1);
-    if (c->cgroup) t->c.cgroup = strncpy(t->cgroup, c->cgroup, sizeof t->cgroup - 1);
-    t->c.dir = dir;
-    t->c.cancel = &t->cancel;
-    t->c.on_event = on_event;
-    t->c.arg = t;
-    snprintf(t->spec, sizeof t->spec, "%s", spec);
-    t->owner = ts;
-    t->created = (double)time(NULL);
-    t->running = 1;
-
-    pthread_mutex_lock(&ts->lock);
-    int slot = free_slot(ts);
-    if (slot < 0) {
-        pthread_mutex_unlock(&ts->lock);
+    int rc = watch_set_arm(&ts->set, c, spec, dir, rid, NULL, err, errlen);
+    if (rc == -EINVAL) return 422;
+    if (rc == -ENOSPC) {
         snprintf(err, errlen, "%d triggers are armed already: DELETE /api/triggers/ID some of them first",
-                 API_TRIGGERS_MAX);
-        free(t);
+                 WATCH_SET_MAX);
         return 503;
     }
-    struct api_trigger *old = ts->t[slot];
-    int rc = pthread_create(&t->thread, NULL, worker, t);
-    if (rc) {
-        pthread_mutex_unlock(&ts->lock);
-        snprintf(err, errlen, "cannot start a thread: %s", strerror(rc));
-        free(t);
-        return 503;
-    }
-    t->joinable = 1;
-    ts->t[slot] = t;
-    pthread_mutex_unlock(&ts->lock);
-    trigger_free(old); /* ended already: its thread is joined at once */
-    memcpy(id, t->id, API_ID_LEN + 1);
+    if (rc < 0) return rc == -ENOMEM ? 500 : 503;
+    memcpy(id, rid, sizeof rid);
     return 0;
 }
 
-static cJSON *event_json(const struct api_trigger_event *k)
+static cJSON *event_json(const struct watch_set_event *k)
 {
     cJSON *o = cJSON_CreateObject();
     char iso[32];
@@ -167,9 +67,9 @@ static cJSON *event_json(const struct api_trigger_event *k)
     if (k->kind == WATCH_EV_TRIGGER) json_add_fixed(o, "value", k->value, 3);
     if (k->action[0]) cJSON_AddStringToObject(o, "action", k->action);
     if (k->file[0]) json_add_bytes(o, "file", k->file, strlen(k->file));
-    if (k->dump_id[0]) {
+    if (k->ref[0]) {
         char loc[64];
-        snprintf(loc, sizeof loc, "/api/dumps/%s", k->dump_id);
+        snprintf(loc, sizeof loc, "/api/dumps/%s", k->ref);
         cJSON_AddStringToObject(o, "dump", loc);
     }
     if (k->kind == WATCH_EV_CAPTURE) json_add_u64(o, "bytes", k->bytes);
@@ -179,7 +79,7 @@ static cJSON *event_json(const struct api_trigger_event *k)
 }
 
 /* A trigger as JSON, its events oldest first. Called locked. */
-static cJSON *trigger_json(const struct api_trigger *t)
+static cJSON *trigger_json(const struct watch_set_entry *t)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", t->id);
@@ -198,9 +98,9 @@ static cJSON *trigger_json(const struct api_trigger *t)
     json_add_i64(o, "captures", t->captures);
     json_add_i64(o, "count", t->c.count);
     cJSON *a = cJSON_AddArrayToObject(o, "events");
-    unsigned long long first = t->nev > API_TRIGGER_EVENTS ? t->nev - API_TRIGGER_EVENTS : 0;
-    for (unsigned long long i = first; i < t->nev; i++) cJSON_AddItemToArray(a, event_json(&t->ev[i % API_TRIGGER_EVENTS]));
-    json_add_u64(o, "events_dropped", first);
+    int n = watch_set_nevents(t);
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, event_json(watch_set_event_at(t, i)));
+    json_add_u64(o, "events_dropped", t->nev - (unsigned long long)n);
     return o;
 }
 
@@ -211,20 +111,12 @@ static char *print(cJSON *o)
     return s;
 }
 
-/* Called locked. */
-static int find(struct api_triggers *ts, const char *id)
-{
-    for (int i = 0; i < API_TRIGGERS_MAX; i++)
-        if (ts->t[i] && !strcmp(ts->t[i]->id, id)) return i;
-    return -1;
-}
-
 char *api_triggers_status(struct api_triggers *ts, const char *id)
 {
-    pthread_mutex_lock(&ts->lock);
-    int i = find(ts, id);
-    cJSON *o = i >= 0 ? trigger_json(ts->t[i]) : NULL;
-    pthread_mutex_unlock(&ts->lock);
+    watch_set_lock(&ts->set);
+    struct watch_set_entry *t = watch_set_find(&ts->set, id);
+    cJSON *o = t ? trigger_json(t) : NULL;
+    watch_set_unlock(&ts->set);
     return o ? print(o) : NULL;
 }
 
@@ -232,46 +124,22 @@ char *api_triggers_list(struct api_triggers *ts)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON *a = cJSON_AddArrayToObject(doc, "triggers");
-    pthread_mutex_lock(&ts->lock);
-    for (int i = 0; i < API_TRIGGERS_MAX; i++)
-        if (ts->t[i]) cJSON_AddItemToArray(a, trigger_json(ts->t[i]));
-    pthread_mutex_unlock(&ts->lock);
+    watch_set_lock(&ts->set);
+    for (int i = 0; i < WATCH_SET_MAX; i++)
+        if (ts->set.w[i]) cJSON_AddItemToArray(a, trigger_json(ts->set.w[i]));
+    watch_set_unlock(&ts->set);
     return print(doc);
 }
 
 int api_triggers_disarm(struct api_triggers *ts, const char *id)
 {
-    pthread_mutex_lock(&ts->lock);
-    int i = find(ts, id);
-    struct api_trigger *t = i >= 0 ? ts->t[i] : NULL;
-    if (t) ts->t[i] = NULL;
-    pthread_mutex_unlock(&ts->lock);
-    if (!t) return 404;
-    trigger_free(t); /* the watch sees the flag within a round (a dump in flight is cancelled and removed) */
-    return 0;
+    return watch_set_disarm(&ts->set, id) == 0 ? 0 : 404;
 }
 
 void api_triggers_counts(struct api_triggers *ts, int *armed, unsigned long long *firings,
                          unsigned long long *captures, unsigned long long *failed)
 {
-    pthread_mutex_lock(&ts->lock);
-    *armed = 0;
-    for (int i = 0; i < API_TRIGGERS_MAX; i++) *armed += ts->t[i] && ts->t[i]->running;
-    *firings = ts->firings_total;
-    *captures = ts->captures_total;
-    *failed = ts->failed_total;
-    pthread_mutex_unlock(&ts->lock);
+    watch_set_counts(&ts->set, armed, firings, captures, failed);
 }
 
-void api_triggers_shutdown(struct api_triggers *ts)
-{
-    pthread_mutex_lock(&ts->lock);
-    for (int i = 0; i < API_TRIGGERS_MAX; i++)
-        if (ts->t[i]) ts->t[i]->cancel = 1;
-    pthread_mutex_unlock(&ts->lock);
-    for (int i = 0; i < API_TRIGGERS_MAX; i++) {
-        trigger_free(ts->t[i]);
-        ts->t[i] = NULL;
-    }
-    pthread_mutex_destroy(&ts->lock);
-}
+void api_triggers_shutdown(struct api_triggers *ts) { watch_set_shutdown(&ts->set); }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "model/watch.h"
+#include "model/watch_spec.h"
 #include "render/json_util.h"
 #include "util/clock.h"
 #include "util/dump_path.h"
@@ -157,10 +158,7 @@ static void on_event(void *arg, const struct watch_event *e)
 
 /* ---- the command line ---- */
 
-enum {
-    OPT_NAME = 256, OPT_CGROUP, OPT_CPU, OPT_CPU_BELOW, OPT_RSS, OPT_RSS_GROWTH, OPT_THREADS, OPT_FDS, OPT_THEN,
-    OPT_COUNT, OPT_EVERY, OPT_INTERVAL, OPT_DIR, OPT_MAX_DISK, OPT_JSON, OPT_SIGNAL, OPT_EXIT
-};
+enum { OPT_NAME = 256, OPT_CGROUP, OPT_SPEC, OPT_DIR, OPT_JSON };
 
 static int bad(const char *fmt, const char *v)
 {
@@ -170,56 +168,18 @@ static int bad(const char *fmt, const char *v)
     return 2;
 }
 
-static int add_cond(struct watch_config *c, enum watch_cond_kind kind, const char *v)
-{
-    char err[256];
-    if (c->nconds == WATCH_CONDS_MAX) return bad("at most %s conditions", "16");
-    if (watch_cond_parse(kind, v, &c->conds[c->nconds], err, sizeof err) < 0) return bad("%s", err);
-    c->nconds++;
-    return -1;
-}
-
-static int seconds_opt(const char *name, const char *v, double min, double *out)
-{
-    if (text_parse_seconds(v, out) < 0 || *out < min || *out > 86400) {
-        fprintf(stderr, "diagtop watch: %s: '%s' is not a number of seconds from %g to 86400\n", name, v, min);
-        return 2;
-    }
-    return -1;
-}
-
-/* One option into cli: -1 to go on, else the exit status. */
-static int parse_option(int opt, char **argv, struct watch_cli *cli)
+/* One option into cli: -1 to go on, else the exit status. name: a watch word's option (OPT_SPEC). */
+static int parse_option(int opt, const char *name, char **argv, struct watch_cli *cli)
 {
     struct watch_config *c = &cli->c;
     char err[256];
-    unsigned long long n;
     switch (opt) {
     case OPT_NAME: c->name = optarg; break;
     case OPT_CGROUP: c->cgroup = optarg; break;
-    case OPT_CPU: return add_cond(c, WATCH_CPU, optarg);
-    case OPT_CPU_BELOW: return add_cond(c, WATCH_CPU_BELOW, optarg);
-    case OPT_RSS: return add_cond(c, WATCH_RSS, optarg);
-    case OPT_RSS_GROWTH: return add_cond(c, WATCH_RSS_GROWTH, optarg);
-    case OPT_THREADS: return add_cond(c, WATCH_THREADS, optarg);
-    case OPT_FDS: return add_cond(c, WATCH_FDS, optarg);
-    case OPT_SIGNAL: return add_cond(c, WATCH_SIGNAL, optarg);
-    case OPT_EXIT: return add_cond(c, WATCH_EXIT, "");
-    case OPT_THEN:
-        if (c->nactions == WATCH_ACTIONS_MAX) return bad("at most %s actions", "8");
-        if (watch_action_parse(optarg, &c->actions[c->nactions], err, sizeof err) < 0) return bad("%s", err);
-        c->nactions++;
+    case OPT_SPEC:
+        if (watch_spec_set(c, name, optarg, err, sizeof err) < 0) return bad("%s", err);
         break;
-    case OPT_COUNT:
-        if (text_parse_u64(optarg, &n) < 0 || n == 0 || n > 100000) return bad("--count: '%s' is not 1 to 100000", optarg);
-        c->count = (int)n;
-        break;
-    case OPT_EVERY: return seconds_opt("--every", optarg, 0.1, &c->every);
-    case OPT_INTERVAL: return seconds_opt("--interval", optarg, 0.1, &c->interval);
     case OPT_DIR: cli->dir_opt = optarg; break;
-    case OPT_MAX_DISK:
-        if (watch_parse_size(optarg, &c->max_disk) < 0 || !c->max_disk) return bad("--max-disk: '%s' is not a size", optarg);
-        break;
     case OPT_JSON: cli->json = 1; break;
     case 'h': fputs(watch_usage, stdout); return 0;
     case ':': return bad("%s needs a value", argv[optind - 1]);
@@ -231,25 +191,23 @@ static int parse_option(int opt, char **argv, struct watch_cli *cli)
 static int parse_args(int argc, char **argv, struct watch_cli *cli)
 {
     static const struct option longopts[] = {
-        {"name", required_argument, 0, OPT_NAME},         {"cgroup", required_argument, 0, OPT_CGROUP},
-        {"cpu", required_argument, 0, OPT_CPU},           {"cpu-below", required_argument, 0, OPT_CPU_BELOW},
-        {"rss", required_argument, 0, OPT_RSS},           {"rss-growth", required_argument, 0, OPT_RSS_GROWTH},
-        {"threads", required_argument, 0, OPT_THREADS},   {"fds", required_argument, 0, OPT_FDS},
-        {"then", required_argument, 0, OPT_THEN},         {"count", required_argument, 0, OPT_COUNT},
-        {"every", required_argument, 0, OPT_EVERY},       {"interval", required_argument, 0, OPT_INTERVAL},
-        {"dump-dir", required_argument, 0, OPT_DIR},      {"max-disk", required_argument, 0, OPT_MAX_DISK},
-        {"json", no_argument, 0, OPT_JSON},               {"help", no_argument, 0, 'h'},
-        {"signal", required_argument, 0, OPT_SIGNAL},     {"exit", no_argument, 0, OPT_EXIT},
+        {"name", required_argument, 0, OPT_NAME},       {"cgroup", required_argument, 0, OPT_CGROUP},
+        {"cpu", required_argument, 0, OPT_SPEC},        {"cpu-below", required_argument, 0, OPT_SPEC},
+        {"rss", required_argument, 0, OPT_SPEC},        {"rss-growth", required_argument, 0, OPT_SPEC},
+        {"threads", required_argument, 0, OPT_SPEC},    {"fds", required_argument, 0, OPT_SPEC},
+        {"then", required_argument, 0, OPT_SPEC},       {"count", required_argument, 0, OPT_SPEC},
+        {"every", required_argument, 0, OPT_SPEC},      {"interval", required_argument, 0, OPT_SPEC},
+        {"dump-dir", required_argument, 0, OPT_DIR},    {"max-disk", required_argument, 0, OPT_SPEC},
+        {"json", no_argument, 0, OPT_JSON},             {"help", no_argument, 0, 'h'},
+        {"signal", required_argument, 0, OPT_SPEC},     {"exit", no_argument, 0, OPT_SPEC},
         {0, 0, 0, 0}};
     struct watch_config *c = &cli->c;
-    c->count = 1;
-    c->every = 10;
-    c->interval = 1;
+    watch_spec_defaults(c);
     optind = 1;
     opterr = 0;
-    int opt, status;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
-        if ((status = parse_option(opt, argv, cli)) >= 0) return status;
+    int opt, status, at = 0;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, &at)) != -1)
+        if ((status = parse_option(opt, longopts[at].name, argv, cli)) >= 0) return status;
     int targets = (c->name != NULL) + (c->cgroup != NULL) + (optind < argc);
     if (targets != 1 || argc - optind > 1)
         return bad("%s", targets ? "one target: a PID, --name or --cgroup" : "which process? a PID, --name or --cgroup");
