@@ -93,6 +93,17 @@ wait_ready() {
     return 1
 }
 
+# wait_exec PID PATH: waits (up to 5 s) until PID runs PATH (a target that prints nothing, like sleeper).
+wait_exec() {
+    local i
+    for i in $(seq 50); do
+        [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "process $1 never ran $2" >&2
+    return 1
+}
+
 # stop_pid PID: SIGTERM, then SIGKILL after 3 s, and reap.
 stop_pid() {
     local pid=$1 i

@@ -7,6 +7,7 @@
 #include "render/header_text.h"
 #include "util/text.h"
 #include "draw.h"
+#include "watch_pane.h"
 
 #define BAR_MIN_WIDTH 12
 #define CPU_ROWS_MAX 8
@@ -153,7 +154,10 @@ static void draw_view_state(const struct tui *t, int y)
     const struct screen *s = &t->scr;
     const char *search = t->mode == MODE_PROMPT && t->prompt.kind == PROMPT_SEARCH ? t->prompt.text : "";
     const char *user = t->vo.user_set ? users_name(t->mon.users, t->vo.user) : "";
-    struct { const char *label, *value; } items[] = {{"filter: ", t->filter}, {"user: ", user}, {"search: ", search}};
+    char watches[128];
+    watch_pane_summary(t, watches, sizeof watches);
+    struct { const char *label, *value; } items[] = {
+        {"filter: ", t->filter}, {"user: ", user}, {"search: ", search}, {"watches: ", watches}};
     int x = 0;
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
         if (!items[i].value || !items[i].value[0] || x >= COLS) continue;

@@ -17,6 +17,7 @@
 #include "pane.h"
 #include "runtime_pane.h"
 #include "stack_pane.h"
+#include "watch_pane.h"
 
 #define F(k) (KEY_FUNC_FLAG | (k))
 #define CTRL(c) ((c) & 0x1f)
@@ -349,10 +350,39 @@ static unsigned key_help(struct tui *t, int key)
     return EFFECT_NONE;
 }
 
+static unsigned confirm_quit(struct tui *t, void *arg, int key)
+{
+    (void)arg, (void)key;
+    t->quit = 1;
+    return EFFECT_NONE;
+}
+
+/* q: at once, unless watches are armed: they end with diagtop, so it asks first. */
 static unsigned key_quit(struct tui *t, int key)
 {
+    int armed = watch_pane_armed(t);
+    if (!armed) return confirm_quit(t, NULL, key);
+    char question[128];
+    snprintf(question, sizeof question, "%d watch%s armed: quit and disarm %s? [y/N] ", armed,
+             armed == 1 ? " is" : "es are", armed == 1 ? "it" : "them");
+    keymap_ask(t, question, "y", confirm_quit, NULL, "still watching (w lists the watches)");
+    return EFFECT_NONE;
+}
+
+/* W: the form that arms a watch of the selected process. */
+static unsigned key_watch(struct tui *t, int key)
+{
     (void)key;
-    t->quit = 1;
+    struct proc_row *r = selected_row(t);
+    if (!r) return EFFECT_NONE;
+    if (r->is_kernel) {
+        tui_set_status(t, 1, "a kernel thread is not watched: it has no memory to dump");
+        return EFFECT_NONE;
+    }
+    char label[512];
+    watch_pane_form_label(label, sizeof label, r->tgid, r->comm);
+    prompt_open(t, PROMPT_WATCH, label, WATCH_FORM_DEFAULT);
+    t->prompt.pid = r->tgid;
     return EFFECT_NONE;
 }
 
@@ -415,6 +445,9 @@ const struct key_binding keymap_table[] = {
      key_profile, NULL},
     {{'A'}, "A", "heap by class or allocation site, growth since the first snapshot (the leak view)", NULL,
      &heap_pane_class},
+    {{'W'}, "W", "watch the process: when a condition holds (cpu, rss, rss-growth...), dump, stack or profile it",
+     key_watch, NULL},
+    {{'w'}, "w", "the watches armed with W and their events (x disarms)", NULL, &watch_pane_class},
     {{CTRL('l')}, "Ctrl-L", "redraw the screen", key_redraw, NULL},
     {{F(KEY_F(1)), '?', 'h'}, "F1 ? h", "this help", key_help, NULL},
     {{F(KEY_F(10)), 'q'}, "F10 q", "quit", key_quit, NULL},
@@ -569,6 +602,7 @@ static unsigned prompt_accept(struct tui *t)
         tui_set_status(t, 0, "refreshing every %g s", d);
         return EFFECT_RESAMPLE | EFFECT_SAVE;
     }
+    if (p->kind == PROMPT_WATCH) watch_pane_arm(t, p->pid, p->text);
     if (p->kind == PROMPT_FILTER && !t->filter[0] && p->before[0]) tui_set_status(t, 0, "filter removed");
     return EFFECT_NONE;
 }

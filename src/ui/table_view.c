@@ -6,8 +6,29 @@
 
 #include "render/table_text.h"
 #include "draw.h"
+#include "watch_pane.h"
 
 #define COMMAND_MIN_PERCENT 40
+#define MARKED_MAX 1024
+
+/* While a watch runs, the rows start after a mark column two wide: W on the processes watches follow. */
+struct marks {
+    int pids[MARKED_MAX];
+    int n, width;
+};
+
+static void marks_read(const struct tui *t, struct marks *m)
+{
+    m->n = watch_pane_marked(t, m->pids, MARKED_MAX);
+    m->width = m->n >= 0 ? 2 : 0;
+}
+
+static int marks_has(const struct marks *m, int pid)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->pids[i] == pid) return 1;
+    return 0;
+}
 
 /* On a narrow terminal the least telling columns give way so the command stays readable (htop's default set fits
  * 80 columns; ours has RES/min and RUNTIME on top): one goes while the command would get less than 40% of the
@@ -24,15 +45,15 @@ static int width_before_command(const enum column_id *cols, int n)
     return w;
 }
 
-static void choose_columns(struct tui *t)
+static void choose_columns(struct tui *t, int room)
 {
     memcpy(t->drawn, t->s->cols, sizeof t->drawn);
     t->ndrawn = t->s->ncols;
     int has_command = 0;
     for (int i = 0; i < t->ndrawn; i++) has_command |= t->drawn[i] == COL_COMMAND;
-    int need = has_command ? (COLS * COMMAND_MIN_PERCENT + 99) / 100 : 0;
+    int need = has_command ? (room * COMMAND_MIN_PERCENT + 99) / 100 : 0;
     for (size_t d = 0; d < sizeof narrow_drop_order / sizeof narrow_drop_order[0]; d++) {
-        if (width_before_command(t->drawn, t->ndrawn) + need <= COLS) break;
+        if (width_before_command(t->drawn, t->ndrawn) + need <= room) break;
         for (int i = 0; i < t->ndrawn; i++) {
             if (t->drawn[i] != narrow_drop_order[d]) continue;
             memmove(&t->drawn[i], &t->drawn[i + 1], (size_t)(t->ndrawn - i - 1) * sizeof t->drawn[0]);
@@ -42,11 +63,10 @@ static void choose_columns(struct tui *t)
     }
 }
 
-static void draw_titles(struct tui *t, int y)
+static void draw_titles(struct tui *t, int y, int x)
 {
     const struct screen *s = &t->scr;
     draw_fill(y, 0, COLS, screen_attr(s, STYLE_TITLE));
-    int x = 0;
     for (int i = 0; i < t->ndrawn; i++) {
         const struct column *c = &columns_table[t->drawn[i]];
         char cell[64];
@@ -96,13 +116,14 @@ static void draw_command(struct tui *t, int y, int x, const struct procview_row 
     draw_text(s, y, x, COLS - x, cmd + off + len, attr);
 }
 
-static void draw_row(struct tui *t, int y, const struct procview_row *vr, int selected)
+static void draw_row(struct tui *t, int y, const struct procview_row *vr, int selected, const struct marks *m)
 {
     const struct screen *s = &t->scr;
     int tagged = tui_is_tagged(t, vr->row->pid);
     int base = screen_attr(s, selected ? STYLE_SELECTED : tagged ? STYLE_TAGGED : STYLE_NORMAL);
     if (selected) draw_fill(y, 0, COLS, base);
-    int x = 0;
+    int x = m->width;
+    if (m->width && marks_has(m, vr->row->pid)) draw_text(s, y, 0, m->width, "W", base | (int)A_BOLD);
     for (int i = 0; i < t->ndrawn && x < COLS; i++) {
         const struct column *c = &columns_table[t->drawn[i]];
         if (c->id == COL_COMMAND) {
@@ -120,13 +141,15 @@ static void draw_row(struct tui *t, int y, const struct procview_row *vr, int se
 
 void table_view_draw(struct tui *t)
 {
-    choose_columns(t);
-    draw_titles(t, t->table_y - 1);
+    struct marks m;
+    marks_read(t, &m);
+    choose_columns(t, COLS - m.width);
+    draw_titles(t, t->table_y - 1, m.width);
     const struct procview *v = &t->mon.view;
     for (int i = 0; i < t->table_rows; i++) {
         long idx = t->top + i;
         if (idx >= (long)v->n) break;
-        draw_row(t, t->table_y + i, &v->rows[idx], idx == t->selected);
+        draw_row(t, t->table_y + i, &v->rows[idx], idx == t->selected, &m);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "overlay_view.h"
 #include "pane.h"
 #include "table_view.h"
+#include "watch_pane.h"
 #include "tui_state.h"
 
 #define INITIAL_SAMPLE_SECONDS 0.2
@@ -147,6 +148,7 @@ static int resample(struct tui *t)
         return -1;
     }
     follow_selection(t);
+    watch_pane_notice(t);
     struct pane *p = t->panes.front;
     if (p && p->cls->tick) p->cls->tick(t, p); /* live panes follow the table's refresh */
     return 0;
@@ -226,6 +228,7 @@ int tui_run(const struct tui_config *cfg)
         return 1;
     }
     t->vo.ascii = t->scr.glyphs == GLYPHS_ASCII || t->scr.glyphs == GLYPHS_ACS;
+    watch_set_init(&t->watches, NULL, NULL);
     layout(t);
     resample(t);
     /* The first frame comes after a short sample, like top; then one refresh per delay. The loop sleeps in poll()
@@ -258,6 +261,7 @@ int tui_run(const struct tui_config *cfg)
         }
         redraw = r;
     }
+    watch_set_shutdown(&t->watches); /* a watch's capture in flight is cancelled, its partial file removed */
     pane_destroy_all(t); /* work in flight ends first: a capture detaches, a dump removes its partial file */
     screen_close();
     monitor_destroy(&t->mon);

@@ -4,6 +4,7 @@
 #ifndef DIAGTOP_TUI_STATE_H
 #define DIAGTOP_TUI_STATE_H
 #include "model/monitor.h"
+#include "model/watch_set.h"
 #include "model/settings.h"
 #include "pane.h"
 #include "screen.h"
@@ -18,7 +19,7 @@
 
 enum tui_mode { MODE_TABLE, MODE_HELP, MODE_MENU, MODE_PROMPT, MODE_PANE };
 enum menu_kind { MENU_SIGNAL, MENU_SORT, MENU_USER, MENU_COLUMNS };
-enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM };
+enum prompt_kind { PROMPT_SEARCH, PROMPT_FILTER, PROMPT_DELAY, PROMPT_CONFIRM, PROMPT_WATCH };
 
 struct menu {
     enum menu_kind kind;
@@ -33,6 +34,7 @@ struct prompt {
     enum prompt_kind kind;
     char label[512];
     char text[TUI_TEXT_MAX];
+    int pid; /* PROMPT_WATCH: the process the form arms a watch of */
     size_t cursor; /* byte offset of the cursor in text (line_edit) */
     char before[TUI_TEXT_MAX]; /* the text when the prompt opened: Esc in the filter prompt restores it */
     int failed; /* search found nothing */
@@ -73,6 +75,8 @@ struct tui {
     int status_error;
     double status_until; /* when the status line goes back to the key bar */
     int bottom_lines;    /* lines under the table or pane: the key bar, or the message wrapped (message_view) */
+    struct watch_set watches;   /* W's watches, running while the user browses (watch_pane) */
+    unsigned long long watch_seen; /* captures and failures already announced */
     struct pane_list panes;     /* result panes over the table area (stack, details, dump...) */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */

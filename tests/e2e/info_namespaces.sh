@@ -21,7 +21,7 @@ check "text: NSpid, the namespaces apart, and the marks" bash -c "
     ! grep '^Namespaces ' '$TMP/pidns.txt' | grep -q 'net:\[[0-9]*\]\*'"
 
 start_target netns unshare -n "$TARGETS/sleeper"; N=$TARGET_PID
-for i in $(seq 50); do [ "$(readlink "/proc/$N/exe")" = "$TARGETS/sleeper" ] && break; sleep 0.1; done
+wait_exec "$N" "$TARGETS/sleeper"
 "$DIAGTOP" info --json --section general "$N" >"$TMP/netns.json"
 check "net namespace: only net differs, NSpid has one PID" json_eval "$TMP/netns.json" "
     last['general']['namespaces_differing'] == ['net'] and last['general']['nspid'] == [$N]"
