@@ -28,6 +28,13 @@ tui_keys Enter
 check "exec is refused in the monitor (its output would write over the screen)" \
     bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
         tui_wait \"watch: exec's output would write over the screen\" && [ ! -e '$TMP/ran' ]"
+tui_keys W C-u
+tui_keys -l "signal SEGV then dump"
+tui_keys Enter
+check "a signal trigger is refused in the monitor (it holds the process traced)" \
+    bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
+        tui_wait 'watch: a signal or exit trigger holds a ptrace seize' &&
+        grep -qE '^TracerPid:\s+0$' /proc/$S/status"
 
 # threads >= 1 holds at the first sample: two stacks, a second apart, then the watch ends.
 tui_keys W C-u
