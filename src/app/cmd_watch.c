@@ -50,7 +50,7 @@ static const char watch_usage[] =
     "  --count N           firings before the watch ends (default 1)\n"
     "  --every SECONDS     at least this long between two firings (default 10)\n"
     "  --interval SECONDS  between samples (default 1)\n"
-    "  --dump-dir DIR      where the files go (default: the dump directory, as diagtop dump)\n"
+    "  --dir DIR           where the files go (default: the dump directory, as diagtop dump; or --dump-dir)\n"
     "  --max-disk SIZE     no capture that would bring what this watch wrote above SIZE; and never one the\n"
     "                      free space cannot hold\n"
     "  --json              one JSON object per event\n"
@@ -200,7 +200,7 @@ static int parse_args(int argc, char **argv, struct watch_cli *cli)
         {"dump-dir", required_argument, 0, OPT_DIR},    {"max-disk", required_argument, 0, OPT_SPEC},
         {"json", no_argument, 0, OPT_JSON},             {"help", no_argument, 0, 'h'},
         {"signal", required_argument, 0, OPT_SPEC},     {"exit", no_argument, 0, OPT_SPEC},
-        {0, 0, 0, 0}};
+        {"dir", required_argument, 0, OPT_DIR},         {0, 0, 0, 0}};
     struct watch_config *c = &cli->c;
     watch_spec_defaults(c);
     optind = 1;

@@ -69,7 +69,7 @@ stop_pid "$SPIN"
 start_target leak "$TARGETS/leaker" 8
 LEAK=$TARGET_PID
 watch_bg rss "$LEAK" --rss 40M --interval 0.5 --then stack --dump-dir "$TMP"
-watch_bg growth "$LEAK" --rss-growth 100M/min:5 --interval 0.5 --then stack --dump-dir "$TMP"
+watch_bg growth "$LEAK" --rss-growth 100M/min:5 --interval 0.5 --then stack --dir "$TMP"
 G_PID=$W_PID
 wait_exit "${PIDS[-2]}" 40
 check "rss: fires at 40 MiB, not before" json_eval "$TMP/rss.log" \
@@ -112,7 +112,7 @@ stop_pid "$THR"
 # ---- --name: a process started after the watch, under a name of this test's own ----
 NAME=wspin$$
 cp "$TARGETS/burner" "$TMP/$NAME"
-watch_bg name --name "$NAME" --cpu 50 --interval 0.25 --then stack --dump-dir "$TMP"
+watch_bg name --name "$NAME" --cpu 50 --interval 0.25 --then stack --dir "$TMP"
 for i in $(seq 50); do grep -q '"waiting"' "$TMP/name.log" && break; sleep 0.1; done
 check "name: waits for the process, and says so" grep -q '"event":"waiting"' "$TMP/name.log"
 start_target named "$TMP/$NAME"
