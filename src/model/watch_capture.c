@@ -77,10 +77,14 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     struct dump_options o;
     dump_options_default(&o);
     o.cancel = c->cancel;
-    if (f->held) { /* stopped at the signal already: the core from that stop, the signal's thread first */
-        o.held = &f->held->s;
-        o.first_tid = f->held->hit_tid;
-        o.siginfo = f->held->hit_sig ? &f->held->hit_info : NULL;
+    /* Stopped at the signal already: the core from that stop, the signal's thread first; with a snapshot, where it
+     * is safe, the other threads run on once the copy exists. */
+    struct signal_trap *held = f->held;
+    if (held) {
+        o.held = &held->s;
+        o.first_tid = held->hit_tid;
+        o.siginfo = held->hit_sig ? &held->hit_info : NULL;
+        o.release_held = 1;
     }
     char err[512];
     unsigned long long est = 0;
@@ -100,10 +104,13 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     ev->kind = WATCH_EV_CAPTURE;
     ev->bytes = r->allocated_bytes;
     ev->pause_ms = r->mode == DUMP_MODE_SNAPSHOT ? r->pause_longest_ms : r->stopped_ms;
-    if (f->held) ev->pause_ms = (clock_monotonic_seconds() - f->held->s.stop_begin) * 1000.0; /* held so far */
+    if (held && r->mode != DUMP_MODE_SNAPSHOT) /* still held: so far, from the signal's stop */
+        ev->pause_ms = (clock_monotonic_seconds() - held->s.stop_begin) * 1000.0;
     *written += r->allocated_bytes;
-    snprintf(ev->msg, sizeof ev->msg, "%s, %d threads", r->mode == DUMP_MODE_SNAPSHOT ? "snapshot" : "stop-and-copy",
-             r->threads);
+    if (r->mode == DUMP_MODE_SNAPSHOT || !r->mode_reason[0])
+        snprintf(ev->msg, sizeof ev->msg, "%s, %d threads", r->mode == DUMP_MODE_SNAPSHOT ? "snapshot" : "stop-and-copy",
+                 r->threads);
+    else snprintf(ev->msg, sizeof ev->msg, "stop-and-copy (%.300s), %d threads", r->mode_reason, r->threads);
     free(r);
 }
 
@@ -248,6 +255,14 @@ static void take_exec(const struct watch_config *c, const struct watch_action *a
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ev->kind = WATCH_EV_FAILED;
 }
 
+/* Whether an action before a (of the same list) is a dump. */
+static int earlier_dump(const struct watch_config *c, const struct watch_action *a)
+{
+    for (int i = 0; i < c->nactions && &c->actions[i] != a; i++)
+        if (c->actions[i].kind == WATCH_DO_DUMP) return 1;
+    return 0;
+}
+
 void watch_capture_take(const struct watch_config *c, const struct watch_action *a, const struct watch_firing *f,
                         unsigned long long *written, struct watch_event *ev)
 {
@@ -258,6 +273,11 @@ void watch_capture_take(const struct watch_config *c, const struct watch_action 
         ev->kind = WATCH_EV_SKIPPED;
         snprintf(ev->msg, sizeof ev->msg, "not taken: the process is held at its %s (the core has every stack)",
                  f->held->hit_sig ? "signal" : "exit");
+        return;
+    }
+    if (f->held && a->kind == WATCH_DO_DUMP && earlier_dump(c, a)) { /* its snapshot let the other threads go */
+        ev->kind = WATCH_EV_SKIPPED;
+        snprintf(ev->msg, sizeof ev->msg, "not taken: one core per signal or exit");
         return;
     }
     switch (a->kind) {

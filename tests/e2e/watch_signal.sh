@@ -13,7 +13,7 @@ run_crash() {
     start_target "$name" "$TARGETS/crasher" "$mode" 1.5
     local pid=$TARGET_PID
     wait_ready "$name"
-    "$DIAGTOP" watch "$pid" "$@" --json --dump-dir "$TMP/$name" >"$TMP/$name.log" 2>"$TMP/$name.err"
+    timeout -k 5 60 "$DIAGTOP" watch "$pid" "$@" --json --dump-dir "$TMP/$name" >"$TMP/$name.log" 2>"$TMP/$name.err"
     W_STATUS=$?
     wait "$pid" 2>/dev/null
     T_STATUS=$?
@@ -34,6 +34,23 @@ gdb -nx -batch "$TARGETS/crasher" "$CORE" -ex 'info threads' -ex 'bt' >"$TMP/gdb
 check "abort: gdb's current thread is the worker, in abort from crash_now" \
     bash -c "grep -qE '^\* +1 +Thread .*LWP' '$TMP/gdb-abort.txt' && grep -qE '#[0-9]+ .*abort' '$TMP/gdb-abort.txt' && grep -qE '#[0-9]+ .* crash_now \(' '$TMP/gdb-abort.txt' && grep -qE '#[0-9]+ .* worker \(' '$TMP/gdb-abort.txt'"
 check "abort: gdb sees the signal" grep -q 'SIGABRT' "$TMP/gdb-abort.txt"
+check "abort: a snapshot (the main thread made the copy; the worker waited with its signal)" json_eval "$TMP/abort.log" \
+    "[d['message'].split(',')[0] for d in docs if d['event']=='capture'] == ['snapshot'] and \
+     all(0 <= d['pause_ms'] < 1000 for d in docs if d['event']=='capture')"
+
+# A signal the main thread takes: it cannot make the copy, so the core is copied with the process held.
+start_target mainsig "$TARGETS/sleeper"; MS=$TARGET_PID
+wait_exec "$MS" "$TARGETS/sleeper"
+"$DIAGTOP" watch "$MS" --signal TERM --json --dir "$TMP" >"$TMP/mainsig.log" 2>&1 &
+WP=$!
+PIDS+=("$WP")
+for i in $(seq 50); do grep -q watching "$TMP/mainsig.log" && break; sleep 0.1; done
+kill -TERM "$MS"
+wait "$WP"; WS=$?
+wait "$MS"; MST=$?
+check "main thread's signal: stop-and-copy, saying why" json_eval "$TMP/mainsig.log" \
+    "any(d['event']=='capture' and d['message'].startswith('stop-and-copy (a signal (15) was being delivered to the main thread)') for d in docs)"
+check "main thread's signal: the watch ends 0, the target dies of SIGTERM (143)" test "$WS-$MST" = "0-143"
 
 run_crash segv segv --signal SEGV
 check "segv: the target still dies of SIGSEGV (status 139)" test "$T_STATUS" -eq 139

@@ -2,12 +2,14 @@
  * what argv[1] says from a worker thread named "crasher-worker": "abort" calls abort(), "segv" writes through a
  * NULL pointer, "exit" calls exit(7), "join" returns (the thread ends alone) and main then returns 3. Meanwhile its main thread uses SIGCHLD (a child that exits) and stops and
  * continues itself (SIGSTOP from a child, then SIGCONT), printing "chld" and "cont" when it saw them: the job
- * control a watch must not disturb. */
+ * control a watch must not disturb. argv[3], when given, is mebibytes to allocate and touch first (a big target
+ * for bench/watch). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +42,12 @@ int main(int argc, char **argv)
 {
     if (argc > 1) what = argv[1];
     if (argc > 2) delay = atof(argv[2]);
+    if (argc > 3) {
+        size_t len = strtoul(argv[3], NULL, 10) << 20;
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return 1;
+        memset(p, 0xA5, len); /* every page resident and non-zero */
+    }
     signal(SIGCHLD, on_chld);
     signal(SIGCONT, on_cont);
     printf("ready\n");

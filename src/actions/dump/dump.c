@@ -699,7 +699,11 @@ static void job_init(struct dump_job *j, int pid, const struct dump_options *o, 
 static int job_choose_mode(struct dump_job *j, char *err, size_t errlen)
 {
     struct dump_result *r = j->r;
-    if (j->o->held) snprintf(r->mode_reason, sizeof r->mode_reason, "the process is held at its signal or exit");
+    if (j->o->held && !(j->o->release_held && j->o->siginfo))
+        snprintf(r->mode_reason, sizeof r->mode_reason, "the process is held at its signal or exit");
+    else if (j->o->held && snapshot_prepare(j->pid, &j->plan, j->why, sizeof j->why) < 0)
+        snprintf(r->mode_reason, sizeof r->mode_reason, "held at its signal: %.400s", j->why);
+    else if (j->o->held) j->snap = 1;
     else if (j->o->mode == DUMP_MODE_STOP) snprintf(r->mode_reason, sizeof r->mode_reason, "asked for");
     else if (snapshot_prepare(j->pid, &j->plan, j->why, sizeof j->why) == 0) j->snap = 1;
     else if (j->o->mode == DUMP_MODE_SNAPSHOT) {
@@ -866,7 +870,9 @@ static int job_snapshot_or_stay(struct dump_job *j, char *err, size_t errlen)
         unfaithful_free(&j->uf); /* stopped throughout: everything is as it was */
         return 0;
     }
-    ptrace_session_detach(&j->s, 0.5); /* the copy exists: the process runs again */
+    /* the copy exists: the process runs again (of a held one, all but the thread holding its signal) */
+    if (j->o->held) ptrace_session_release_others(&j->s, 0);
+    else ptrace_session_detach(&j->s, 0.5);
     add_pause(r, ptrace_session_stopped_ms(&j->s));
     snapshot_guard_end(&j->guard);
     j->guarded = 0;

@@ -109,7 +109,7 @@ static int add(struct ptrace_session *s, int tid)
         s->threads = t;
         s->cap = cap;
     }
-    s->threads[s->n++] = (struct ptrace_thread){tid, 0, 0, 0, 0};
+    s->threads[s->n++] = (struct ptrace_thread){.tid = tid};
     return 0;
 }
 
@@ -319,9 +319,10 @@ void ptrace_session_release_others(struct ptrace_session *s, int keep_tid)
 {
     for (int i = 0; i < s->n; i++) {
         struct ptrace_thread *t = &s->threads[i];
-        if (t->tid == keep_tid || t->gone || !t->stopped) continue;
+        if (t->tid == keep_tid || t->held || t->gone || !t->stopped) continue;
         if (ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->pending_sig) == 0 || errno == ESRCH) t->gone = 1;
     }
+    s->stop_end = clock_monotonic_seconds();
 }
 
 double ptrace_session_stopped_ms(const struct ptrace_session *s)

@@ -15,6 +15,7 @@ struct ptrace_thread {
     int pending_sig; /* a signal taken from a signal-delivery stop, re-injected on detach */
     int gone;        /* exited during the session (its exit status consumed) */
     int exiting;     /* on its way out: it will never stop; its exit is collected on detach */
+    int held;        /* kept stopped by the session's owner when the others are released (signal_trap's hit) */
 };
 
 struct ptrace_session {
@@ -51,8 +52,8 @@ int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, doubl
  * linger seconds and then left to the kernel (which detaches them when this process exits). Idempotent. */
 void ptrace_session_detach(struct ptrace_session *s, double linger);
 
-/* Detaches every stopped thread but keep_tid (handing back pending signals): the others run again while keep_tid
- * stays stopped, e.g. once a snapshot's copy exists. ptrace_session_detach does the rest. */
+/* Detaches every stopped thread but keep_tid and the held ones (handing back pending signals): the others run again
+ * while those stay stopped, e.g. once a snapshot's copy exists. ptrace_session_detach does the rest. */
 void ptrace_session_release_others(struct ptrace_session *s, int keep_tid);
 
 /* Why access to pid was refused, naming what is missing (same uid, ptrace_scope, CAP_SYS_PTRACE). */

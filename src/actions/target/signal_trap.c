@@ -31,7 +31,7 @@ static struct ptrace_thread *add(struct ptrace_session *s, int tid)
         s->threads = t;
         s->cap = cap;
     }
-    s->threads[s->n] = (struct ptrace_thread){tid, 0, 0, 0, 0};
+    s->threads[s->n] = (struct ptrace_thread){.tid = tid};
     return &s->threads[s->n++];
 }
 
@@ -155,7 +155,7 @@ static int on_status(struct signal_trap *t, struct ptrace_thread *th, int status
     case PTRACE_EVENT_EXIT:
         ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg);
         if (t->on_exit && !thread_alone_exits(t->pid, tid, (int)msg)) {
-            th->stopped = 1;
+            th->stopped = th->held = 1;
             t->hit_tid = tid;
             t->hit_sig = 0;
             t->exit_code = (int)msg;
@@ -173,7 +173,7 @@ static int on_status(struct signal_trap *t, struct ptrace_thread *th, int status
     }
     /* A signal-delivery stop: ours to hold, or passed on as it came. */
     if (sig >= 1 && sig <= 64 && (t->want >> (sig - 1) & 1)) {
-        th->stopped = 1;
+        th->stopped = th->held = 1;
         th->pending_sig = sig;
         t->hit_tid = tid;
         t->hit_sig = sig;
