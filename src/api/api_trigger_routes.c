@@ -9,9 +9,7 @@
 #include "util/text.h"
 
 /* The conditions a query may give (each the CLI's option: watch_spec). */
-static const struct {
-    const char *param;
-} cond_params[] = {{"cpu"}, {"cpu_below"}, {"rss"}, {"rss_growth"}, {"threads"}, {"fds"}};
+static const char *const cond_params[] = {"cpu", "cpu_below", "rss", "rss_growth", "threads", "fds"};
 
 /* Appends "name=value " to the spec shown in listings. */
 static void spec_add(char *spec, size_t n, const char *name, const char *value)
@@ -58,13 +56,13 @@ void api_trigger_routes_arm(struct api_state *s, const struct api_request *rq, s
     if (parse_target(rq, &c, spec, sizeof spec, out) < 0) return;
     for (size_t i = 0; i < sizeof cond_params / sizeof cond_params[0]; i++) {
         const char *v = NULL;
-        if (api_arg_text(rq, out, cond_params[i].param, 64, &v) < 0) return;
+        if (api_arg_text(rq, out, cond_params[i], 64, &v) < 0) return;
         if (!v) continue;
-        if (watch_spec_set(&c, cond_params[i].param, v, err, sizeof err) < 0) {
+        if (watch_spec_set(&c, cond_params[i], v, err, sizeof err) < 0) {
             api_reply_error(out, 400, "%s", err);
             return;
         }
-        spec_add(spec, sizeof spec, cond_params[i].param, v);
+        spec_add(spec, sizeof spec, cond_params[i], v);
     }
     if (!c.nconds) {
         api_reply_error(out, 400, "no condition: cpu, cpu_below, rss, rss_growth, threads or fds");

@@ -24,7 +24,6 @@ static int adopt(void *arg, const struct watch_event *e, char *ref, size_t refle
 
 void api_triggers_init(struct api_triggers *ts, struct api_dumps *dumps)
 {
-    ts->dumps = dumps;
     watch_set_init(&ts->set, adopt, dumps);
 }
 

@@ -13,7 +13,6 @@
 
 struct api_triggers {
     struct watch_set set; /* each watch's id is a random API id */
-    struct api_dumps *dumps;
 };
 
 void api_triggers_init(struct api_triggers *ts, struct api_dumps *dumps);

@@ -79,12 +79,10 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     o.cancel = c->cancel;
     /* Stopped at the signal already: the core from that stop, the signal's thread first; with a snapshot, where it
      * is safe, the other threads run on once the copy exists. */
-    struct signal_trap *held = f->held;
-    if (held) {
-        o.held = &held->s;
-        o.first_tid = held->hit_tid;
-        o.siginfo = held->hit_sig ? &held->hit_info : NULL;
-        o.release_held = 1;
+    if (f->held) {
+        o.held = &f->held->s;
+        o.first_tid = f->held->hit_tid;
+        o.siginfo = f->held->hit_sig ? &f->held->hit_info : NULL;
     }
     char err[512];
     unsigned long long est = 0;
@@ -104,8 +102,8 @@ static void take_dump(const struct watch_config *c, const struct watch_firing *f
     ev->kind = WATCH_EV_CAPTURE;
     ev->bytes = r->allocated_bytes;
     ev->pause_ms = r->mode == DUMP_MODE_SNAPSHOT ? r->pause_longest_ms : r->stopped_ms;
-    if (held && r->mode != DUMP_MODE_SNAPSHOT) /* still held: so far, from the signal's stop */
-        ev->pause_ms = (clock_monotonic_seconds() - held->s.stop_begin) * 1000.0;
+    if (f->held && r->mode != DUMP_MODE_SNAPSHOT) /* still held: so far, from the signal's stop */
+        ev->pause_ms = (clock_monotonic_seconds() - f->held->s.stop_begin) * 1000.0;
     *written += r->allocated_bytes;
     if (r->mode == DUMP_MODE_SNAPSHOT || !r->mode_reason[0])
         snprintf(ev->msg, sizeof ev->msg, "%s, %d threads", r->mode == DUMP_MODE_SNAPSHOT ? "snapshot" : "stop-and-copy",

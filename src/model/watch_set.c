@@ -173,11 +173,18 @@ int watch_set_arm(struct watch_set *set, const struct watch_config *c, const cha
     return 0;
 }
 
-struct watch_set_entry *watch_set_find(struct watch_set *set, const char *id)
+/* The slot of the watch named id, or -1. Called locked. */
+static int slot_of(const struct watch_set *set, const char *id)
 {
     for (int i = 0; i < WATCH_SET_MAX; i++)
-        if (set->w[i] && !strcmp(set->w[i]->id, id)) return set->w[i];
-    return NULL;
+        if (set->w[i] && !strcmp(set->w[i]->id, id)) return i;
+    return -1;
+}
+
+struct watch_set_entry *watch_set_find(struct watch_set *set, const char *id)
+{
+    int i = slot_of(set, id);
+    return i >= 0 ? set->w[i] : NULL;
 }
 
 int watch_set_nevents(const struct watch_set_entry *e)
@@ -191,26 +198,12 @@ const struct watch_set_event *watch_set_event_at(const struct watch_set_entry *e
     return &e->ev[(first + (unsigned long long)i) % WATCH_SET_EVENTS];
 }
 
-int watch_set_follows(const struct watch_set *set, int pid)
-{
-    for (int i = 0; i < WATCH_SET_MAX; i++) {
-        const struct watch_set_entry *w = set->w[i];
-        if (!w || !w->running) continue;
-        for (int k = 0; k < w->npids; k++)
-            if (w->pids[k] == pid) return 1;
-    }
-    return 0;
-}
-
 int watch_set_disarm(struct watch_set *set, const char *id)
 {
     pthread_mutex_lock(&set->lock);
-    struct watch_set_entry *w = NULL;
-    for (int i = 0; i < WATCH_SET_MAX && !w; i++)
-        if (set->w[i] && !strcmp(set->w[i]->id, id)) {
-            w = set->w[i];
-            set->w[i] = NULL;
-        }
+    int i = slot_of(set, id);
+    struct watch_set_entry *w = i >= 0 ? set->w[i] : NULL;
+    if (w) set->w[i] = NULL;
     pthread_mutex_unlock(&set->lock);
     if (!w) return -ENOENT;
     entry_free(w); /* the watch sees the flag within a round (a dump in flight is cancelled and removed) */

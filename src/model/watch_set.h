@@ -91,8 +91,6 @@ struct watch_set_entry *watch_set_find(struct watch_set *set, const char *id);
 /* Called locked: the i-th newest-last kept event of e (0 <= i < watch_set_nevents(e)). */
 int watch_set_nevents(const struct watch_set_entry *e);
 const struct watch_set_event *watch_set_event_at(const struct watch_set_entry *e, int i);
-/* Called locked: whether a running watch follows pid. */
-int watch_set_follows(const struct watch_set *set, int pid);
 
 /* Watches running now, and the totals. */
 void watch_set_counts(struct watch_set *set, int *armed, unsigned long long *firings, unsigned long long *captures,

@@ -38,15 +38,22 @@ static int set_seconds(const char *key, const char *v, double *out, char *err, s
     return 0;
 }
 
+/* text into buf, to cut up there; -1 with the reason too_long when it does not fit. */
+static int copy_in(char *buf, size_t n, const char *text, const char *too_long, char *err, size_t errlen)
+{
+    if (strlen(text) >= n) {
+        snprintf(err, errlen, "%s", too_long);
+        return -1;
+    }
+    memcpy(buf, text, strlen(text) + 1);
+    return 0;
+}
+
 /* then: each action of a comma list. */
 static int set_actions(struct watch_config *c, const char *list, char *err, size_t errlen)
 {
     char buf[1100];
-    if (strlen(list) >= sizeof buf) {
-        snprintf(err, errlen, "--then: too long");
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", list);
+    if (copy_in(buf, sizeof buf, list, "--then: too long", err, errlen) < 0) return -1;
     /* exec:COMMAND is the last of a list: its command may hold commas */
     char *p = buf;
     while (p) {
@@ -104,11 +111,7 @@ int watch_spec_set(struct watch_config *c, const char *key, const char *value, c
 int watch_spec_parse(struct watch_config *c, const char *text, char *err, size_t errlen)
 {
     char buf[1100];
-    if (strlen(text) >= sizeof buf) {
-        snprintf(err, errlen, "too long");
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", text);
+    if (copy_in(buf, sizeof buf, text, "too long", err, errlen) < 0) return -1;
     char *save = NULL;
     for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
         char *value = strchr(w, '=');

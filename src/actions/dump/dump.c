@@ -699,8 +699,7 @@ static void job_init(struct dump_job *j, int pid, const struct dump_options *o, 
 static int job_choose_mode(struct dump_job *j, char *err, size_t errlen)
 {
     struct dump_result *r = j->r;
-    if (j->o->held && !(j->o->release_held && j->o->siginfo))
-        snprintf(r->mode_reason, sizeof r->mode_reason, "the process is held at its signal or exit");
+    if (j->o->held && !j->o->siginfo) snprintf(r->mode_reason, sizeof r->mode_reason, "the process is held at its exit");
     else if (j->o->held && snapshot_prepare(j->pid, &j->plan, j->why, sizeof j->why) < 0)
         snprintf(r->mode_reason, sizeof r->mode_reason, "held at its signal: %.400s", j->why);
     else if (j->o->held) j->snap = 1;

@@ -34,13 +34,13 @@ struct dump_options {
     /* Called between chunks with bytes copied so far and the total to copy. */
     void (*progress)(void *arg, unsigned long long done, unsigned long long total);
     void *progress_arg;
-    /* Every thread stopped already by the caller (signal_trap's hold): used as it is; the caller detaches. */
+    /* Every thread stopped already by the caller (signal_trap's hold): used as it is; the caller detaches. Held at
+     * a signal (siginfo given), the dump is a snapshot where one is safe (the main thread is not the one holding
+     * the signal): once the copy exists every thread runs on but the held ones (the thread that took the signal
+     * waits with it, for the caller to deliver, so that the process neither dies nor handles it before the copy is
+     * read). Held at an exit, it is stop-and-copy. */
     struct ptrace_session *held;
     const siginfo_t *siginfo; /* with held: the first thread's signal as it came, for the core's NT_SIGINFO */
-    /* With held and siginfo: a snapshot where one is safe (the main thread is not the one holding the signal): once
-     * the copy exists every thread runs on but the held ones (the thread that took the signal waits with it, for
-     * the caller to deliver, so that the process neither dies nor handles it before the copy is read). */
-    int release_held;
 };
 
 /* A dumped region a snapshot does not hold as it was at the pause (a MAP_SHARED one only when writable). */
