@@ -40,8 +40,9 @@ fi
 echo "installing$missing ($why)" >&2
 log=$(mktemp /tmp/diagtop-apt.XXXXXX)
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >"$log" 2>&1 || true
-if ! apt-get install -y -qq $missing >>"$log" 2>&1; then
+# Under make -j the build and test stamps may install at once: the second waits for the first one's dpkg lock.
+apt-get -o DPkg::Lock::Timeout=300 update -qq >"$log" 2>&1 || true
+if ! apt-get -o DPkg::Lock::Timeout=300 install -y -qq $missing >>"$log" 2>&1; then
     echo "apt-get install failed:" >&2
     cat "$log" >&2
     rm -f "$log"
