@@ -110,7 +110,7 @@ static int enough_space(const char *path, int src_fd)
  * compressed or the copy cannot be made: libdw then reads fd itself. */
 static int inflate(int fd, const char *path)
 {
-    int mem = elf_inflate_memfd(fd, INFLATE_MAX);
+    int mem = elf_inflate_memfd(fd, INFLATE_MAX, NULL);
     if (mem < 0) return mem;
     char dir[4096];
     if (path && debuginfo_cache_dir(dir, sizeof dir) == 0 && fileio_mkdirs(dir, 0700) == 0 && enough_space(path, fd))

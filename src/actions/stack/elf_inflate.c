@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* An inflate stopped for want of space may leave its last match unwritten: at most 258 bytes (RFC 1951). */
+#define INFLATE_CUT_SLACK 512
+
 /* The source file and the layout of its copy. */
 struct inflate_plan {
     const unsigned char *src;
@@ -22,6 +25,13 @@ struct inflate_plan {
     size_t prefix;  /* bytes copied as they are: everything before the first compressed section */
     size_t shoff;   /* of the copy's section header table */
     size_t size;    /* of the copy */
+    size_t part;    /* the section inflated in part, laid out last (after the table), or 0 */
+};
+
+/* What the reader of a part sees: the copy as far as it is filled. */
+struct elf_copy {
+    const struct inflate_plan *plan;
+    const unsigned char *dst;
 };
 
 static int in_file(const struct inflate_plan *p, uint64_t off, uint64_t len)
@@ -116,21 +126,38 @@ static int copy_shape(const struct inflate_plan *p, const Elf64_Shdr *s, uint64_
     return (*align & (*align - 1)) || *align > 65536 ? -EINVAL : 0;
 }
 
+/* Section s's name from the file's own string table, or NULL. */
+static const char *section_name(const struct inflate_plan *p, const Elf64_Shdr *s)
+{
+    const Elf64_Ehdr *eh = (const void *)p->src;
+    size_t strndx = eh->e_shstrndx == SHN_XINDEX ? p->sh[0].sh_link : eh->e_shstrndx;
+    if (strndx == 0 || strndx >= p->shnum || !has_data(&p->sh[strndx])) return NULL;
+    const Elf64_Shdr *str = &p->sh[strndx];
+    if (str->sh_flags & SHF_COMPRESSED || s->sh_name >= str->sh_size) return NULL;
+    const char *name = (const char *)p->src + str->sh_offset + s->sh_name;
+    return memchr(name, '\0', str->sh_size - s->sh_name) ? name : NULL;
+}
+
 /* Is section s one that stacks never read? Location lists place variables, which a stack does not show; they are a
  * seventh of libc's debug bytes. The copy keeps their headers as SHT_NOBITS, which libdw skips. */
 static int unneeded(const struct inflate_plan *p, const Elf64_Shdr *s)
 {
-    const Elf64_Ehdr *eh = (const void *)p->src;
-    size_t strndx = eh->e_shstrndx == SHN_XINDEX ? p->sh[0].sh_link : eh->e_shstrndx;
-    if (strndx == 0 || strndx >= p->shnum || !has_data(&p->sh[strndx])) return 0;
-    const Elf64_Shdr *str = &p->sh[strndx];
-    if (s->sh_name >= str->sh_size) return 0;
-    const char *name = (const char *)p->src + str->sh_offset + s->sh_name;
-    size_t left = str->sh_size - s->sh_name;
-    return (left > 10 && strcmp(name, ".debug_loc") == 0) || (left > 15 && strcmp(name, ".debug_loclists") == 0);
+    const char *name = section_name(p, s);
+    return name && (strcmp(name, ".debug_loc") == 0 || strcmp(name, ".debug_loclists") == 0);
 }
 
-/* Lays the sections after the prefix out one after the other, in their order, then the section table. */
+/* The index of the compressed section called name, or 0. */
+static size_t compressed_section(const struct inflate_plan *p, const char *name)
+{
+    for (size_t i = 1; name && i < p->shnum; i++) {
+        const char *n = section_name(p, &p->sh[i]);
+        if (n && strcmp(n, name) == 0 && has_data(&p->sh[i]) && (p->sh[i].sh_flags & SHF_COMPRESSED)) return i;
+    }
+    return 0;
+}
+
+/* Lays the sections after the prefix out one after the other, in their order, then the section table, then the
+ * section inflated in part (so that cutting it shortens the copy). */
 static int plan_layout(struct inflate_plan *p, size_t max_bytes)
 {
     p->order = malloc(p->shnum * sizeof *p->order);
@@ -139,8 +166,14 @@ static int plan_layout(struct inflate_plan *p, size_t max_bytes)
         if (p->sh[i].sh_offset >= p->prefix || !has_data(&p->sh[i])) p->order[p->norder++] = i;
     qsort_r(p->order, p->norder, sizeof *p->order, by_offset, p->sh);
     uint64_t pos = p->prefix;
-    for (size_t k = 0; k < p->norder; k++) {
-        Elf64_Shdr *s = &p->sh[p->order[k]];
+    for (size_t k = 0; k <= p->norder; k++) {
+        if (k == p->norder) { /* the table, then the part */
+            p->shoff = pos = (pos + 7) & ~(uint64_t)7;
+            pos += p->shnum * sizeof(Elf64_Shdr);
+            if (!p->part) break;
+        }
+        Elf64_Shdr *s = &p->sh[k < p->norder ? p->order[k] : p->part];
+        if (k < p->norder && p->order[k] == p->part) continue;
         if (has_data(s) && unneeded(p, s)) {
             s->sh_type = SHT_NOBITS;
             s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
@@ -157,62 +190,128 @@ static int plan_layout(struct inflate_plan *p, size_t max_bytes)
         s->sh_offset = pos;
         pos += size;
     }
-    p->shoff = (pos + 7) & ~(uint64_t)7;
-    p->size = p->shoff + p->shnum * sizeof(Elf64_Shdr);
+    p->size = pos;
     return p->size > max_bytes ? -EFBIG : 0;
 }
 
-/* Fills the copy at dst: the prefix, each section (inflated or as it is), the table, the header's e_shoff. */
-static int fill(struct inflate_plan *p, unsigned char *dst)
+/* Faults in len bytes at addr for writing at once (MADV_POPULATE_WRITE, Linux 5.14): cheaper than a fault per
+ * page. Where the kernel lacks it, the pages fault as they are written. */
+static void populate(unsigned char *addr, size_t len)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)addr & ~(page - 1);
+    madvise((void *)a, len + ((uintptr_t)addr - a), 23 /* MADV_POPULATE_WRITE */);
+}
+
+/* Section i's header in the source file. */
+static const Elf64_Shdr *original(const struct inflate_plan *p, size_t i)
+{
+    return &((const Elf64_Shdr *)(p->src + ((const Elf64_Ehdr *)p->src)->e_shoff))[i];
+}
+
+/* Inflates or copies original section i into its place in the copy, at most out bytes of it: *made is how many
+ * are the section's (all of them, or when cut at most out, as an inflate stopped for space leaves the last match
+ * unwritten). The copy's header then says the section is plain. */
+static int fill_section(const struct inflate_plan *p, struct libdeflate_decompressor *z, unsigned char *dst, size_t i,
+                        size_t out, size_t *made)
+{
+    const Elf64_Shdr *o = original(p, i);
+    Elf64_Shdr *s = &p->sh[i];
+    if (!(o->sh_flags & SHF_COMPRESSED)) {
+        memcpy(dst + s->sh_offset, p->src + o->sh_offset, o->sh_size);
+        *made = o->sh_size;
+        return 0;
+    }
+    Elf64_Chdr ch;
+    memcpy(&ch, p->src + o->sh_offset, sizeof ch);
+    size_t want = out < ch.ch_size ? out : ch.ch_size;
+    /* NULL for the actual size: anything but exactly ch_size bytes is an error, unless asked for fewer */
+    enum libdeflate_result r = libdeflate_zlib_decompress(z, p->src + o->sh_offset + sizeof ch,
+                                                          o->sh_size - sizeof ch, dst + s->sh_offset, want, NULL);
+    if (r != LIBDEFLATE_SUCCESS && !(r == LIBDEFLATE_INSUFFICIENT_SPACE && want < ch.ch_size)) return -EINVAL;
+    *made = want < ch.ch_size ? (want > INFLATE_CUT_SLACK ? want - INFLATE_CUT_SLACK : 0) : want;
+    s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+    s->sh_size = ch.ch_size;
+    s->sh_addralign = ch.ch_addralign;
+    return 0;
+}
+
+/* The part: as many bytes as its reader wants (and a match's worth more, which an inflate stopped for space may
+ * leave unwritten), then the end the reader sets within them; all of it when it wants all or cannot say. */
+static int fill_part(struct inflate_plan *p, struct libdeflate_decompressor *z, unsigned char *dst,
+                     struct inflate_part *part)
+{
+    const struct elf_copy view = {p, dst};
+    Elf64_Chdr ch;
+    memcpy(&ch, p->src + original(p, p->part)->sh_offset, sizeof ch);
+    size_t wanted = part->wanted(part->arg, &view), made;
+    if (wanted < ch.ch_size - INFLATE_CUT_SLACK) {
+        size_t out = wanted + INFLATE_CUT_SLACK;
+        populate(dst + p->sh[p->part].sh_offset, out);
+        if (fill_section(p, z, dst, p->part, out, &made) < 0) return -EINVAL;
+        size_t end = made >= wanted ? part->end(part->arg, &view, dst + p->sh[p->part].sh_offset, wanted) : SIZE_MAX;
+        if (end <= wanted) {
+            p->sh[p->part].sh_size = end;
+            p->size = p->sh[p->part].sh_offset + end;
+            part->cut = 1;
+            return 0;
+        }
+    }
+    populate(dst + p->sh[p->part].sh_offset, ch.ch_size);
+    return fill_section(p, z, dst, p->part, SIZE_MAX, &made);
+}
+
+/* Fills the copy at dst: the prefix, each section (inflated or as it is), the part, the table, e_shoff. */
+static int fill(struct inflate_plan *p, unsigned char *dst, struct inflate_part *part)
 {
     struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
     if (!z) return -ENOMEM;
     memcpy(dst, p->src, p->prefix);
     int rc = 0;
-    const Elf64_Shdr *orig = (const void *)(p->src + ((const Elf64_Ehdr *)p->src)->e_shoff);
     for (size_t k = 0; rc == 0 && k < p->norder; k++) {
-        size_t i = p->order[k];
-        Elf64_Shdr *s = &p->sh[i];
-        const Elf64_Shdr *o = &orig[i];
-        if (!has_data(o) || !has_data(s)) continue;
-        if (!(o->sh_flags & SHF_COMPRESSED)) {
-            memcpy(dst + s->sh_offset, p->src + o->sh_offset, o->sh_size);
-            continue;
-        }
-        Elf64_Chdr ch;
-        memcpy(&ch, p->src + o->sh_offset, sizeof ch);
-        /* NULL for the actual size: anything but exactly ch_size bytes is an error */
-        if (libdeflate_zlib_decompress(z, p->src + o->sh_offset + sizeof ch, o->sh_size - sizeof ch,
-                                       dst + s->sh_offset, ch.ch_size, NULL) != LIBDEFLATE_SUCCESS)
-            rc = -EINVAL;
-        s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-        s->sh_size = ch.ch_size;
-        s->sh_addralign = ch.ch_addralign;
+        size_t i = p->order[k], made;
+        if (i != p->part && has_data(&p->sh[i])) rc = fill_section(p, z, dst, i, SIZE_MAX, &made);
     }
+    if (rc == 0 && p->part) rc = fill_part(p, z, dst, part);
     libdeflate_free_decompressor(z);
     memcpy(dst + p->shoff, p->sh, p->shnum * sizeof *p->sh);
     ((Elf64_Ehdr *)dst)->e_shoff = p->shoff;
     return rc;
 }
 
-/* A memfd of the planned size, filled. */
-static int write_memfd(struct inflate_plan *p)
+/* A memfd of the planned size, filled; cut to the part's end when the part was cut. */
+static int write_memfd(struct inflate_plan *p, struct inflate_part *part)
 {
     int fd = memfd_create("diagtop-debuginfo", MFD_CLOEXEC);
     if (fd < 0) return -errno;
-    int rc = ftruncate(fd, (off_t)p->size) < 0 ? -errno : 0;
+    size_t planned = p->size, filled = p->part ? p->sh[p->part].sh_offset : p->size;
+    int rc = ftruncate(fd, (off_t)planned) < 0 ? -errno : 0;
     void *dst = MAP_FAILED;
-    if (rc == 0) { /* populated at once: cheaper than one fault per page */
-        dst = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (rc == 0) {
+        dst = mmap(NULL, planned, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (dst == MAP_FAILED) rc = -errno;
+        else populate(dst, filled);
     }
-    if (rc == 0) rc = fill(p, dst);
-    if (dst != MAP_FAILED) munmap(dst, p->size);
+    if (rc == 0) rc = fill(p, dst, part);
+    if (dst != MAP_FAILED) munmap(dst, planned);
+    if (rc == 0 && p->size < planned && ftruncate(fd, (off_t)p->size) < 0) rc = -errno;
     if (rc < 0) {
         close(fd);
         return rc;
     }
     return fd;
+}
+
+const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *name, size_t *len)
+{
+    const struct inflate_plan *p = copy->plan;
+    for (size_t i = 1; i < p->shnum; i++) {
+        const Elf64_Shdr *s = &p->sh[i];
+        const char *n = i == p->part ? NULL : section_name(p, s);
+        if (!n || strcmp(n, name) != 0 || !has_data(s) || (s->sh_flags & SHF_COMPRESSED)) continue;
+        *len = s->sh_size;
+        return copy->dst + s->sh_offset;
+    }
+    return NULL;
 }
 
 /* Whether any section is compressed, from the headers alone (a few kilobytes read): most files a process maps
@@ -237,9 +336,10 @@ static int peek_compressed(int fd, size_t size)
     return rc;
 }
 
-int elf_inflate_memfd(int src_fd, size_t max_bytes)
+int elf_inflate_memfd(int src_fd, size_t max_bytes, struct inflate_part *part)
 {
     struct stat st;
+    if (part) part->cut = 0;
     if (fstat(src_fd, &st) < 0) return -errno;
     if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) return -EINVAL;
     int any = peek_compressed(src_fd, (size_t)st.st_size);
@@ -251,8 +351,9 @@ int elf_inflate_memfd(int src_fd, size_t max_bytes)
     int rc = read_header(&p);
     if (rc == 0) rc = find_prefix(&p);
     if (rc == 0) rc = check_prefix(&p);
+    if (rc == 0 && part) p.part = compressed_section(&p, part->section);
     if (rc == 0) rc = plan_layout(&p, max_bytes);
-    if (rc == 0) rc = write_memfd(&p);
+    if (rc == 0) rc = write_memfd(&p, part);
     munmap(src, p.src_size);
     free(p.sh);
     free(p.order);
