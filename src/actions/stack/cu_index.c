@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/bytes.h"
+
 static int range_add(struct cu_index *ix, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, size_t cu)
 {
     if (ix->nranges == *cap) {
@@ -31,13 +33,6 @@ static int cu_add(struct cu_index *ix, size_t *cap, Dwarf_Off off)
     return 0;
 }
 
-static uint64_t read_le(const unsigned char *p, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = n; i-- > 0;) v = v << 8 | p[i];
-    return v;
-}
-
 /* One set: a header (unit length, version 2, the CU's offset, address and segment sizes), padding to twice the
  * address size from the set's start, then (address, length) pairs up to a (0, 0). */
 int cu_index_parse_aranges(struct cu_index *ix, const unsigned char *p, size_t len)
@@ -46,12 +41,12 @@ int cu_index_parse_aranges(struct cu_index *ix, const unsigned char *p, size_t l
     for (size_t pos = 0; pos < len;) {
         size_t set = pos;
         if (len - pos < 4) return -1;
-        uint64_t unit = read_le(p + pos, 4);
+        uint64_t unit = bytes_le(p + pos, 4);
         size_t offsz = 4;
         pos += 4;
         if (unit == 0xffffffff) { /* 64-bit DWARF */
             if (len - pos < 8) return -1;
-            unit = read_le(p + pos, 8);
+            unit = bytes_le(p + pos, 8);
             offsz = 8;
             pos += 8;
         } else if (unit >= 0xfffffff0) {
@@ -59,8 +54,8 @@ int cu_index_parse_aranges(struct cu_index *ix, const unsigned char *p, size_t l
         }
         if (unit > len - pos || unit < 2 + offsz + 2) return -1;
         size_t end = pos + unit;
-        unsigned version = (unsigned)read_le(p + pos, 2);
-        Dwarf_Off cu_off = read_le(p + pos + 2, offsz);
+        unsigned version = (unsigned)bytes_le(p + pos, 2);
+        Dwarf_Off cu_off = bytes_le(p + pos + 2, offsz);
         unsigned addrsz = p[pos + 2 + offsz], segsz = p[pos + 3 + offsz];
         pos += 4 + offsz;
         if (version != 2 || (addrsz != 8 && addrsz != 4) || segsz != 0) return -1;
@@ -68,7 +63,7 @@ int cu_index_parse_aranges(struct cu_index *ix, const unsigned char *p, size_t l
         pos = set + (pos - set + tuple - 1) / tuple * tuple;
         if (cu_add(ix, &cap_cus, cu_off) < 0) return -1;
         for (; pos + tuple <= end; pos += tuple) {
-            uint64_t lo = read_le(p + pos, addrsz), n = read_le(p + pos + addrsz, addrsz);
+            uint64_t lo = bytes_le(p + pos, addrsz), n = bytes_le(p + pos + addrsz, addrsz);
             if (lo == 0 && n == 0) break;
             if (n && lo + n > lo && range_add(ix, &cap_ranges, lo, lo + n, ix->ncus - 1) < 0) return -1;
         }
@@ -118,17 +113,24 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+int cu_index_from_aranges(struct cu_index *ix, const unsigned char *p, size_t len)
+{
+    if (cu_index_parse_aranges(ix, p, len) < 0 || ix->nranges == 0) return -1;
+    qsort(ix->ranges, ix->nranges, sizeof *ix->ranges, by_lo);
+    return 0;
+}
+
 static void build(struct cu_index *ix, Dwarf *dw, int use_aranges)
 {
     ix->built = 1;
     size_t len = 0;
     const unsigned char *ar = use_aranges ? aranges_of(dw, &len) : NULL;
-    ix->from_aranges = ar && cu_index_parse_aranges(ix, ar, len) == 0 && ix->nranges > 0;
+    ix->from_aranges = ar && cu_index_from_aranges(ix, ar, len) == 0;
     if (!ix->from_aranges) {
         ix->ncus = ix->nranges = 0;
         index_from_cus(ix, dw);
+        qsort(ix->ranges, ix->nranges, sizeof *ix->ranges, by_lo);
     }
-    qsort(ix->ranges, ix->nranges, sizeof *ix->ranges, by_lo);
     ix->cus = calloc(ix->ncus ? ix->ncus : 1, sizeof *ix->cus);
     ix->have = calloc(ix->ncus ? ix->ncus : 1, 1);
     if (!ix->cus || !ix->have) ix->nranges = 0;
@@ -148,7 +150,7 @@ static Dwarf_Die *cu_die(struct cu_index *ix, Dwarf *dw, size_t i)
     return &ix->cus[i];
 }
 
-static Dwarf_Die *lookup(struct cu_index *ix, Dwarf *dw, Dwarf_Addr a)
+size_t cu_index_unit_at(const struct cu_index *ix, Dwarf_Addr a)
 {
     /* The last range starting at or below a, then earlier ones while they could still cover it (nested or
      * overlapping ranges are rare but legal). */
@@ -159,8 +161,14 @@ static Dwarf_Die *lookup(struct cu_index *ix, Dwarf *dw, Dwarf_Addr a)
         else hi = mid;
     }
     for (size_t i = lo; i-- > 0 && lo - i <= 64;)
-        if (a < ix->ranges[i].hi) return cu_die(ix, dw, ix->ranges[i].cu);
-    return NULL;
+        if (a < ix->ranges[i].hi) return ix->ranges[i].cu;
+    return SIZE_MAX;
+}
+
+static Dwarf_Die *lookup(struct cu_index *ix, Dwarf *dw, Dwarf_Addr a)
+{
+    size_t cu = cu_index_unit_at(ix, a);
+    return cu == SIZE_MAX ? NULL : cu_die(ix, dw, cu);
 }
 
 Dwarf_Die *cu_index_find(struct cu_index *ix, Dwarf *dw, Dwarf_Addr a)

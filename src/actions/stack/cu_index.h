@@ -30,4 +30,8 @@ void cu_index_free(struct cu_index *ix);
 /* Parses a .debug_aranges section into ix (ranges and CU offsets, unsorted). Returns 0, or -1 when it is malformed
  * or uses what this reader does not (segments, odd address sizes): then the CUs' ranges serve. Exposed for tests. */
 int cu_index_parse_aranges(struct cu_index *ix, const unsigned char *p, size_t len);
+/* The same, with the ranges then sorted for cu_index_unit_at; -1 also when it holds no range. */
+int cu_index_from_aranges(struct cu_index *ix, const unsigned char *p, size_t len);
+/* Which CU (an index into offs) covers a, from the sorted ranges alone (no DWARF read); SIZE_MAX when none. */
+size_t cu_index_unit_at(const struct cu_index *ix, Dwarf_Addr a);
 #endif

@@ -49,29 +49,93 @@ static int write_copy(int mem, off_t size, const char *tmp, const char *path)
     return rc;
 }
 
-/* Writes the copy for the next runs from a grandchild that nobody waits for, at the lowest CPU and I/O priority,
- * outside the terminal's process group: the answer never waits for the disk, and a Ctrl-C of the user's does not
- * reach it. Its only open file is mem. */
-static void keep_detached(int mem, const char *path)
+/* The copy one keep asks for: its memfd as it is, or when this run's copy was cut (or never made) a full one
+ * inflated now from the source. */
+static int full_copy(const struct debuginfo_keep *k)
 {
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    off_t size = lseek(mem, 0, SEEK_END);
-    lseek(mem, 0, SEEK_SET);
-    if (size <= 0) return;
+    return k->mem >= 0 ? k->mem : elf_inflate_memfd(k->src, INFLATE_MAX, NULL);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every file descriptor but the keeps' own. */
+static void close_all_but(const struct debuginfo_keep *keeps, size_t n)
+{
+    int *fds = malloc((2 * n + 1) * sizeof *fds), m = 0;
+    if (!fds) return;
+    for (size_t i = 0; i < n; i++) {
+        if (keeps[i].mem >= 0) fds[m++] = keeps[i].mem;
+        if (keeps[i].src >= 0) fds[m++] = keeps[i].src;
+    }
+    qsort(fds, (size_t)m, sizeof *fds, by_value);
+    unsigned from = 0;
+    for (int i = 0; i < m; from = (unsigned)fds[i++] + 1)
+        if ((unsigned)fds[i] > from) close_range(from, (unsigned)fds[i] - 1, 0);
+    close_range(from, ~0U, 0);
+    free(fds);
+}
+
+/* Writes the copies for the next runs from a grandchild that nobody waits for, at the lowest CPU and I/O priority,
+ * outside the terminal's process group: the answer never waits for the disk or for inflating what it did not
+ * need, and a Ctrl-C of the user's does not reach it. Its only open files are the keeps'. (glibc's fork leaves
+ * malloc usable in the child of a threaded process: the inflate needs it.) */
+static void keep_detached(const struct debuginfo_keep *keeps, size_t n)
+{
     pid_t child = fork();
     if (child == 0) {
         if (fork() == 0) {
             setsid();
             setpriority(PRIO_PROCESS, 0, 19);
             syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, 3 << 13 /* IOPRIO_CLASS_IDLE */);
-            if (mem > 0) close_range(0, (unsigned)mem - 1, 0);
-            close_range((unsigned)mem + 1, ~0U, 0);
-            _exit(write_copy(mem, size, tmp, path) == 0 ? 0 : 1);
+            close_all_but(keeps, n); /* a pipe to the user's shell among them would keep it waiting */
+            int failed = 0;
+            for (size_t i = 0; i < n; i++) {
+                char tmp[4300];
+                snprintf(tmp, sizeof tmp, "%s.tmp.%ld", keeps[i].path, (long)getpid());
+                int mem = full_copy(&keeps[i]);
+                struct stat st; /* not lseek: the position is shared with the parent's libdw */
+                failed |= mem < 0 || fstat(mem, &st) < 0 || st.st_size <= 0 ||
+                          write_copy(mem, st.st_size, tmp, keeps[i].path) < 0;
+            }
+            _exit(failed);
         }
         _exit(0);
     }
     while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+void debuginfo_cache_keep_now(struct debuginfo_keeps *k)
+{
+    if (k->n) keep_detached(k->v, k->n);
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->v[i].mem >= 0) close(k->v[i].mem);
+        if (k->v[i].src >= 0) close(k->v[i].src);
+    }
+    free(k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* Notes a copy to keep at path: mem when complete, else src to inflate again. Into keeps when given (their fds
+ * then theirs), else written at once. */
+static void keep(struct debuginfo_keeps *keeps, int mem, int src, const char *path)
+{
+    struct debuginfo_keep k = {.mem = -1, .src = -1};
+    snprintf(k.path, sizeof k.path, "%s", path);
+    if (!keeps) {
+        k.mem = mem;
+        k.src = src;
+        keep_detached(&k, 1);
+        return;
+    }
+    struct debuginfo_keep *v = realloc(keeps->v, (keeps->n + 1) * sizeof *v);
+    if (!v) return;
+    keeps->v = v;
+    k.mem = mem >= 0 ? fcntl(mem, F_DUPFD_CLOEXEC, 0) : -1; /* libdw closes the one it reads */
+    k.src = src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 0) : -1;
+    if (k.mem >= 0 || k.src >= 0) keeps->v[keeps->n++] = k;
 }
 
 int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz)
@@ -105,22 +169,22 @@ static int enough_space(const char *path, int src_fd)
            (unsigned long long)vfs.f_bavail * vfs.f_frsize > 10ULL * (unsigned long long)st.st_size + (1ULL << 30);
 }
 
-/* The debug file in fd with its compressed sections inflated, in memory (a memfd), and, when path is given and its
- * disk has room, written there for the next runs after this one has its answer. Negative when nothing is
- * compressed or the copy cannot be made: libdw then reads fd itself. */
-static int inflate(int fd, const char *path)
+/* The debug file in fd with its compressed sections inflated (part as its reader says), in memory (a memfd),
+ * and, when path is given and its disk has room, written there for the next runs after this one has its answer.
+ * Negative when nothing is compressed or the copy cannot be made: libdw then reads fd itself. */
+static int inflate(int fd, const char *path, struct inflate_part *part, struct debuginfo_keeps *keeps)
 {
-    int mem = elf_inflate_memfd(fd, INFLATE_MAX, NULL);
+    int mem = elf_inflate_memfd(fd, INFLATE_MAX, part);
     if (mem < 0) return mem;
     char dir[4096];
     if (path && debuginfo_cache_dir(dir, sizeof dir) == 0 && fileio_mkdirs(dir, 0700) == 0 && enough_space(path, fd))
-        keep_detached(mem, path);
+        keep(keeps, part && part->cut ? -1 : mem, part && part->cut ? fd : -1, path);
     return mem;
 }
 
-int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
-                         const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                         char **debuginfo_file_name)
+int debuginfo_cache_find_for(struct inflate_part *part, struct debuginfo_keeps *keeps, Dwfl_Module *mod,
+                             void **userdata, const char *modname, GElf_Addr base, const char *file_name,
+                             const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
     char hex[132], path[4200], sys[256];
     int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE");
@@ -135,7 +199,7 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
          * by libdw's slower zlib, and kept for the next runs. */
         snprintf(sys, sizeof sys, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
         int fd = open(sys, O_RDONLY | O_CLOEXEC);
-        int mem = fd >= 0 ? inflate(fd, use_cache ? path : NULL) : -1;
+        int mem = fd >= 0 ? inflate(fd, use_cache ? path : NULL, part, keeps) : -1;
         if (fd >= 0) close(fd);
         if (mem >= 0) {
             *debuginfo_file_name = strdup(sys);
@@ -147,11 +211,19 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
     int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
                                           debuginfo_file_name);
     if (fd >= 0 && use_cache && have_id) {
-        int mem = inflate(fd, path);
+        int mem = inflate(fd, path, NULL, keeps);
         if (mem >= 0) close(mem);
         lseek(fd, 0, SEEK_SET);
     }
     return fd;
+}
+
+int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                         const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                         char **debuginfo_file_name)
+{
+    return debuginfo_cache_find_for(NULL, NULL, mod, userdata, modname, base, file_name, debuglink_file,
+                                    debuglink_crc, debuginfo_file_name);
 }
 
 /* The copy of a program whose own DWARF is compressed (Go links its binaries so): named after the file's
@@ -181,7 +253,7 @@ int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *modu
     }
     int use_cache = !getenv("DIAGTOP_NO_DEBUG_CACHE") && program_copy_path(fd, path, sizeof path) == 0;
     int copy = use_cache ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    if (copy < 0) copy = inflate(fd, use_cache ? path : NULL);
+    if (copy < 0) copy = inflate(fd, use_cache ? path : NULL, NULL, NULL);
     if (copy < 0) { /* nothing compressed, or a layout not rewritten: the file itself */
         lseek(fd, 0, SEEK_SET);
         return fd;

@@ -15,6 +15,27 @@ int debuginfo_cache_find(Dwfl_Module *mod, void **userdata, const char *modname,
                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                          char **debuginfo_file_name);
 
+/* A copy to keep in the cache: mem when this run's copy is complete, else src (the debug file) to inflate again. */
+struct debuginfo_keep {
+    int mem, src;
+    char path[4200];
+};
+/* The copies one run made, kept once it has its answer: forking to write them while libdw's memory is live cost
+ * the run copy-on-write faults. */
+struct debuginfo_keeps {
+    struct debuginfo_keep *v;
+    size_t n;
+};
+struct inflate_part;
+/* debuginfo_cache_find for a run that knows what it will look up: a distribution debug file's .debug_info
+ * inflated only as far as part says (NULL: all of it), the copies noted in keeps (NULL: written at once). */
+int debuginfo_cache_find_for(struct inflate_part *part, struct debuginfo_keeps *keeps, Dwfl_Module *mod,
+                             void **userdata, const char *modname, GElf_Addr base, const char *file_name,
+                             const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name);
+/* Writes the noted copies from a detached grandchild (complete ones as they are, cut ones inflated again in it)
+ * and empties the list. */
+void debuginfo_cache_keep_now(struct debuginfo_keeps *keeps);
+
 /* A Dwfl find_elf callback: dwfl_linux_proc_find_elf, except that a file with compressed sections of its own (a Go
  * program's DWARF) is read from its decompressed copy, made on first use. */
 int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,

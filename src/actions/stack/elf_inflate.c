@@ -126,13 +126,20 @@ static int copy_shape(const struct inflate_plan *p, const Elf64_Shdr *s, uint64_
     return (*align & (*align - 1)) || *align > 65536 ? -EINVAL : 0;
 }
 
-/* Section s's name from the file's own string table, or NULL. */
+/* Section i's header in the source file. */
+static const Elf64_Shdr *original(const struct inflate_plan *p, size_t i)
+{
+    return &((const Elf64_Shdr *)(p->src + ((const Elf64_Ehdr *)p->src)->e_shoff))[i];
+}
+
+/* Section s's name from the file's own string table (read where the file has it: the copy's layout may have
+ * moved it), or NULL. */
 static const char *section_name(const struct inflate_plan *p, const Elf64_Shdr *s)
 {
     const Elf64_Ehdr *eh = (const void *)p->src;
     size_t strndx = eh->e_shstrndx == SHN_XINDEX ? p->sh[0].sh_link : eh->e_shstrndx;
-    if (strndx == 0 || strndx >= p->shnum || !has_data(&p->sh[strndx])) return NULL;
-    const Elf64_Shdr *str = &p->sh[strndx];
+    if (strndx == 0 || strndx >= p->shnum || !has_data(original(p, strndx))) return NULL;
+    const Elf64_Shdr *str = original(p, strndx);
     if (str->sh_flags & SHF_COMPRESSED || s->sh_name >= str->sh_size) return NULL;
     const char *name = (const char *)p->src + str->sh_offset + s->sh_name;
     return memchr(name, '\0', str->sh_size - s->sh_name) ? name : NULL;
@@ -202,12 +209,6 @@ static void populate(unsigned char *addr, size_t len)
     madvise((void *)a, len + ((uintptr_t)addr - a), 23 /* MADV_POPULATE_WRITE */);
 }
 
-/* Section i's header in the source file. */
-static const Elf64_Shdr *original(const struct inflate_plan *p, size_t i)
-{
-    return &((const Elf64_Shdr *)(p->src + ((const Elf64_Ehdr *)p->src)->e_shoff))[i];
-}
-
 /* Inflates or copies original section i into its place in the copy, at most out bytes of it: *made is how many
  * are the section's (all of them, or when cut at most out, as an inflate stopped for space leaves the last match
  * unwritten). The copy's header then says the section is plain. */
@@ -244,7 +245,7 @@ static int fill_part(struct inflate_plan *p, struct libdeflate_decompressor *z, 
     Elf64_Chdr ch;
     memcpy(&ch, p->src + original(p, p->part)->sh_offset, sizeof ch);
     size_t wanted = part->wanted(part->arg, &view), made;
-    if (wanted < ch.ch_size - INFLATE_CUT_SLACK) {
+    if (wanted < ch.ch_size && ch.ch_size - wanted > INFLATE_CUT_SLACK) {
         size_t out = wanted + INFLATE_CUT_SLACK;
         populate(dst + p->sh[p->part].sh_offset, out);
         if (fill_section(p, z, dst, p->part, out, &made) < 0) return -EINVAL;
@@ -312,6 +313,18 @@ const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *n
         return copy->dst + s->sh_offset;
     }
     return NULL;
+}
+
+int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr)
+{
+    const Elf64_Ehdr *eh = (const void *)copy->plan->src;
+    const Elf64_Phdr *ph = (const void *)(copy->plan->src + eh->e_phoff); /* checked by read_header */
+    for (size_t i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD) {
+            *vaddr = ph[i].p_vaddr & -ph[i].p_align; /* libdwfl's own sum, alignment 0 included */
+            return 0;
+        }
+    return -1;
 }
 
 /* Whether any section is compressed, from the headers alone (a few kilobytes read): most files a process maps

@@ -5,6 +5,7 @@
 #ifndef DIAGTOP_ELF_INFLATE_H
 #define DIAGTOP_ELF_INFLATE_H
 #include <stddef.h>
+#include <stdint.h>
 
 /* One section inflated only as far as its reader needs (the DWARF units of the addresses one run looks up: a tenth
  * of that run's CPU for libc). Once every other section is in the copy, wanted() says how many of its leading bytes
@@ -21,6 +22,9 @@ struct inflate_part {
 
 /* An inflated section of the copy being made (not the part itself), or NULL. */
 const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *name, size_t *len);
+/* Where the copy's first loaded segment starts (its p_vaddr rounded down to its alignment, as libdwfl syncs a
+ * debug file with its program), or -1 when it has none. */
+int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr);
 
 /* A memfd (close-on-exec, read position 0) holding the file at src_fd with every compressed section inflated, at
  * most max_bytes long; part, when given and compressed, only as far as its reader says. The bytes before the first compressed section (headers, loaded segments) keep their

@@ -10,10 +10,14 @@
 #include "util/fileio.h"
 #include "cu_index.h"
 #include "debuginfo_cache.h"
+#include "dwarf_prefix.h"
 #include "gopclntab.h"
+
+struct modules;
 
 /* What diagtop keeps of one module (its Dwfl userdata). */
 struct module_data {
+    struct modules *owner;
     int pid;
     unsigned long long map_start, map_end; /* its first mapping: /proc/PID/map_files/START-END is its very file */
     struct cu_index ix;                    /* built on first use */
@@ -27,6 +31,10 @@ struct modules {
     Dwfl *dwfl;
     unsigned long long maps_hash; /* of /proc/PID/maps when the Dwfl was reported */
     unsigned generation;
+    int one_shot;                  /* modules_expect was told every address this Dwfl will be asked */
+    unsigned long long *expected;  /* those addresses, sorted */
+    size_t nexpected;
+    struct debuginfo_keeps keeps;  /* the debug copies to keep once the Dwfl is gone */
 };
 
 /* A module's file as its process maps it, through /proc/PID/map_files (root, or CAP_CHECKPOINT_RESTORE): the path in
@@ -54,9 +62,61 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
     return debuginfo_cache_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
+/* The first loaded address of a program, as libdwfl syncs its debug file with it; 0 when it has none. */
+static unsigned long long first_load(Elf *elf)
+{
+    size_t n;
+    GElf_Phdr ph;
+    for (size_t i = 0; elf && elf_getphdrnum(elf, &n) == 0 && i < n; i++)
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) return ph.p_vaddr & -ph.p_align;
+    return 0;
+}
+
+/* The expected addresses inside mod, in its DWARF's terms (the program's bias removed: its debug file must share
+ * the program's layout, which dwarf_prefix checks), into dp; NULL when none or out of memory. */
+static unsigned long long *expected_in(const struct modules *m, Dwfl_Module *mod, struct dwarf_prefix *dp)
+{
+    Dwarf_Addr start, end, bias;
+    Elf *elf = dwfl_module_getelf(mod, &bias); /* loaded already: libdwfl looks for debug files after it */
+    dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
+    size_t lo = 0, hi = m->nexpected;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->expected[mid] < start) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < m->nexpected && m->expected[lo + n] < end) n++;
+    unsigned long long *addrs = elf && n ? malloc(n * sizeof *addrs) : NULL;
+    for (size_t i = 0; addrs && i < n; i++) addrs[i] = m->expected[lo + i] - bias;
+    *dp = (struct dwarf_prefix){.addrs = addrs, .naddrs = addrs ? n : 0, .first_load = first_load(elf)};
+    return addrs;
+}
+
+/* debuginfo_cache_find; in a one-shot Dwfl, with only the part of .debug_info its lookups read inflated and the
+ * copies kept once it is gone. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                          const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                          char **debuginfo_file_name)
+{
+    const struct module_data *md = *userdata;
+    struct modules *m = md ? md->owner : NULL;
+    if (!m || !m->one_shot)
+        return debuginfo_cache_find(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                    debuginfo_file_name);
+    struct dwarf_prefix dp;
+    unsigned long long *addrs = expected_in(m, mod, &dp);
+    struct inflate_part part = dwarf_prefix_part(&dp);
+    int fd = debuginfo_cache_find_for(addrs ? &part : NULL, &m->keeps, mod, userdata, modname, base, file_name,
+                                      debuglink_file, debuglink_crc, debuginfo_file_name);
+    dwarf_prefix_free(&dp);
+    free(addrs);
+    return fd;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = find_elf, /* dwfl_linux_proc_find_elf, Go's compressed DWARF decompressed once */
-    .find_debuginfo = debuginfo_cache_find, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
+    .find_debuginfo = find_debuginfo, /* dwfl_standard_find_debuginfo with a decompressed-copy cache */
 };
 
 static unsigned long long fnv1a(const char *text)
@@ -100,6 +160,7 @@ static struct module_data *module_data_of(void **userdata)
 
 /* The file mappings of /proc/PID/maps, [start, end) in its (ascending) order. */
 struct file_maps {
+    struct modules *owner;
     int pid;
     unsigned long long (*ranges)[2];
     size_t n;
@@ -146,7 +207,7 @@ static int note_first_mapping(Dwfl_Module *mod, void **userdata, const char *nam
     }
     if (lo == fm->n || fm->ranges[lo][0] != start) return DWARF_CB_OK;
     struct module_data *md = module_data_of(userdata);
-    if (md) *md = (struct module_data){.pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
+    if (md) *md = (struct module_data){.owner = fm->owner, .pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
     return DWARF_CB_OK;
 }
 
@@ -156,6 +217,11 @@ static void end_dwfl(struct modules *m)
     dwfl_getmodules(m->dwfl, free_module_data, NULL, 0);
     dwfl_end(m->dwfl);
     m->dwfl = NULL;
+    debuginfo_cache_keep_now(&m->keeps);
+    free(m->expected);
+    m->expected = NULL;
+    m->nexpected = 0;
+    m->one_shot = 0;
 }
 
 static int report(struct modules *m, char *err, size_t errlen)
@@ -179,7 +245,7 @@ static int report(struct modules *m, char *err, size_t errlen)
         end_dwfl(m);
         return rc > 0 ? -rc : -EIO;
     }
-    struct file_maps fm = {.pid = m->pid};
+    struct file_maps fm = {.owner = m, .pid = m->pid};
     if (maps) file_maps_parse(&fm, maps);
     dwfl_getmodules(m->dwfl, note_first_mapping, &fm, 0);
     free(fm.ranges);
@@ -213,6 +279,22 @@ int modules_sync(struct modules *m, char *err, size_t errlen)
 {
     if (m->dwfl && maps_hash(m->pid) == m->maps_hash) return 0;
     return report(m, err, errlen);
+}
+
+static int by_address(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+void modules_expect(struct modules *m, const unsigned long long *addrs, size_t n)
+{
+    free(m->expected);
+    m->expected = n ? malloc(n * sizeof *addrs) : NULL;
+    m->nexpected = m->expected ? n : 0;
+    if (m->expected) memcpy(m->expected, addrs, n * sizeof *addrs);
+    qsort(m->expected, m->nexpected, sizeof *addrs, by_address);
+    m->one_shot = 1;
 }
 
 int modules_pid(const struct modules *m) { return m->pid; }

@@ -18,6 +18,11 @@ int modules_sync(struct modules *m, char *err, size_t errlen);
  * file or its separate debug file) where .eh_frame is missing. Done before a stop, so that the stop window
  * holds no file opening, decompression or table parsing. */
 void modules_prepare_unwind(struct modules *m);
+/* Says that this Dwfl, until it is rebuilt or freed, is asked about these addresses only (as looked up: a return
+ * address less one): a debug file loaded after this then has only the part of its DWARF they read inflated, and
+ * the copies for the cache are written once the Dwfl is gone, from the debug files themselves. For one-shot
+ * captures; other addresses may find no DWARF. */
+void modules_expect(struct modules *m, const unsigned long long *addrs, size_t n);
 int modules_pid(const struct modules *m);
 Dwfl *modules_dwfl(struct modules *m);
 /* Increases each time the Dwfl is rebuilt: whatever was cached against the old one is stale. */

@@ -158,6 +158,22 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
     stack_trim(t);
 }
 
+/* Tells a one-shot capture's modules every address its frames will be looked up at, before any debug file is
+ * read: then only the DWARF units they need are inflated (modules_expect). */
+static void expect_lookups(struct modules *m, const struct stack_result *r)
+{
+    size_t n = 0;
+    for (int i = 0; i < r->nthreads; i++) n += (size_t)r->threads[i].npcs;
+    unsigned long long *addrs = malloc((n ? n : 1) * sizeof *addrs);
+    if (!addrs) return; /* then every debug file is inflated whole */
+    n = 0;
+    for (int i = 0; i < r->nthreads; i++)
+        for (int k = 0; k < r->threads[i].npcs; k++)
+            addrs[n++] = symbolizer_address(r->threads[i].pcs[k].pc, !r->threads[i].pcs[k].exact);
+    modules_expect(m, addrs, n);
+    free(addrs);
+}
+
 static unsigned long long start_ticks_of(int pid)
 {
     struct procstat ps;
@@ -344,6 +360,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     if (rc < 0) goto out;
 
     /* Running again: name the frames, then end the CPU sample. */
+    if (!o->cache) expect_lookups(cache->modules, out);
     for (int i = 0; i < out->nthreads; i++) symbolize_thread(cache->sym, &out->threads[i], o->source);
     double running = 0;
     if (o->cpu_sample > 0) {

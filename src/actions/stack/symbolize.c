@@ -271,7 +271,7 @@ static int lookup_go(const struct gopclntab *go, Dwarf_Addr bias, Dwfl_Module *m
 static int lookup_uncached(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
                            struct stack_frame *out, int max)
 {
-    Dwarf_Addr addr = return_address && pc > 0 ? pc - 1 : pc;
+    Dwarf_Addr addr = symbolizer_address(pc, return_address);
     /* No Dwfl when the modules' last rebuild failed; libdwfl's dwfl_addrmodule(NULL, ...) returns stack garbage. */
     Dwfl *dwfl = modules_dwfl(sy->m);
     Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
@@ -363,6 +363,11 @@ static struct stack_frame copy_frame(const struct stack_frame *f)
     c.file = dup_or_null(f->file);
     c.module = dup_or_null(f->module);
     return c;
+}
+
+unsigned long long symbolizer_address(unsigned long long pc, int return_address)
+{
+    return return_address && pc > 0 ? pc - 1 : pc; /* the call, not what follows it */
 }
 
 int symbolizer_lookup(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,

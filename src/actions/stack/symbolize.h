@@ -17,6 +17,8 @@ struct symbolizer *symbolizer_new(struct modules *m);
  * (every frame but the innermost), so lookups use pc - 1. Writes at most max frames, returns how many. */
 int symbolizer_lookup(struct symbolizer *sy, unsigned long long pc, int return_address, int want_source,
                       struct stack_frame *out, int max);
+/* The address a lookup of pc asks the modules about. */
+unsigned long long symbolizer_address(unsigned long long pc, int return_address);
 /* Whether pc lies in a shared library (not a program: no PT_INTERP, not ET_EXEC) whose symbol table defines one of
  * names (NULL-terminated) as a global or weak symbol: what a library exports. */
 int symbolizer_library_exports(struct symbolizer *sy, unsigned long long pc, const char *const *names);
