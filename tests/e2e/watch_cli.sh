@@ -112,7 +112,7 @@ stop_pid "$THR"
 # ---- --name: a process started after the watch, under a name of this test's own ----
 NAME=wspin$$
 cp "$TARGETS/burner" "$TMP/$NAME"
-watch_bg name --name "$NAME" --cpu 50 --interval 0.25 --then stack --dir "$TMP"
+watch_bg name --name "$NAME" --cpu 20 --interval 0.25 --then stack --dir "$TMP" # low: the burner shares 2 cores with the other tests
 for i in $(seq 50); do grep -q '"waiting"' "$TMP/name.log" && break; sleep 0.1; done
 check "name: waits for the process, and says so" grep -q '"event":"waiting"' "$TMP/name.log"
 start_target named "$TMP/$NAME"

@@ -5,7 +5,6 @@
 #ifndef DIAGTOP_ELF_INFLATE_H
 #define DIAGTOP_ELF_INFLATE_H
 #include <stddef.h>
-#include <stdint.h>
 
 /* One section inflated only as far as its reader needs (the DWARF units of the addresses one run looks up: a tenth
  * of that run's CPU for libc). Once every other section is in the copy, wanted() says how many of its leading bytes
@@ -27,8 +26,9 @@ const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *n
 int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr);
 
 /* A memfd (close-on-exec, read position 0) holding the file at src_fd with every compressed section inflated, at
- * most max_bytes long; part, when given and compressed, only as far as its reader says. The bytes before the first compressed section (headers, loaded segments) keep their
- * offsets, so the copy also serves as a program's main ELF (Go's DWARF is compressed). Returns the fd, or -ENODATA
+ * most max_bytes long; part, when given and compressed, only as far as its reader says. The bytes before the first
+ * compressed section (headers, loaded segments) keep their offsets, so the copy also serves as a program's main
+ * ELF (Go's DWARF is compressed). Returns the fd, or -ENODATA
  * when nothing is compressed, -ENOTSUP for a layout it does not rewrite (ELF32, big-endian, a loaded section after
  * a compressed one), -EFBIG beyond max_bytes, -EINVAL for a malformed file. Every header is bounds-checked: a
  * target's own binary may be hostile. */

@@ -13,8 +13,6 @@
 #include "dwarf_prefix.h"
 #include "gopclntab.h"
 
-struct modules;
-
 /* What diagtop keeps of one module (its Dwfl userdata). */
 struct module_data {
     struct modules *owner;
@@ -207,7 +205,9 @@ static int note_first_mapping(Dwfl_Module *mod, void **userdata, const char *nam
     }
     if (lo == fm->n || fm->ranges[lo][0] != start) return DWARF_CB_OK;
     struct module_data *md = module_data_of(userdata);
-    if (md) *md = (struct module_data){.owner = fm->owner, .pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
+    if (md)
+        *md = (struct module_data){
+            .owner = fm->owner, .pid = fm->pid, .map_start = start, .map_end = fm->ranges[lo][1]};
     return DWARF_CB_OK;
 }
 
