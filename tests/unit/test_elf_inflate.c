@@ -182,9 +182,7 @@ static unsigned long long load_of(const char *path)
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     size_t n = 0;
     unsigned long long v = ~0ULL;
-    GElf_Phdr ph;
-    for (size_t i = 0; e && elf_getphdrnum(e, &n) == 0 && i < n && v == ~0ULL; i++)
-        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) v = ph.p_vaddr & -ph.p_align;
+    if (e && elf_getphdrnum(e, &n) == 0) elf_first_load(elf64_getphdr(e), n, &v);
     elf_end(e);
     close(fd);
     return v;

@@ -153,13 +153,34 @@ static int unneeded(const struct inflate_plan *p, const Elf64_Shdr *s)
     return name && (strcmp(name, ".debug_loc") == 0 || strcmp(name, ".debug_loclists") == 0);
 }
 
-/* The index of the compressed section called name, or 0. */
-static size_t compressed_section(const struct inflate_plan *p, const char *name)
+/* The index of the section called name that has bytes in the file, or 0. */
+static size_t section_index(const struct inflate_plan *p, const char *name)
 {
     for (size_t i = 1; name && i < p->shnum; i++) {
         const char *n = section_name(p, &p->sh[i]);
-        if (n && strcmp(n, name) == 0 && has_data(&p->sh[i]) && (p->sh[i].sh_flags & SHF_COMPRESSED)) return i;
+        if (n && strcmp(n, name) == 0 && has_data(&p->sh[i])) return i;
     }
+    return 0;
+}
+
+/* Gives section s its place in the copy at *pos (aligned), and moves *pos past it. */
+static int place_section(const struct inflate_plan *p, Elf64_Shdr *s, uint64_t *pos, size_t max_bytes)
+{
+    if (has_data(s) && unneeded(p, s)) {
+        s->sh_type = SHT_NOBITS;
+        s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+    }
+    if (!has_data(s)) {
+        if (s->sh_offset >= p->prefix) s->sh_offset = *pos; /* a NOBITS or empty section past the prefix */
+        return 0;
+    }
+    uint64_t size, align;
+    int rc = copy_shape(p, s, &size, &align);
+    if (rc < 0) return rc;
+    *pos = (*pos + align - 1) & ~(align - 1);
+    if (size > max_bytes || *pos > max_bytes - size) return -EFBIG;
+    s->sh_offset = *pos;
+    *pos += size;
     return 0;
 }
 
@@ -173,32 +194,14 @@ static int plan_layout(struct inflate_plan *p, size_t max_bytes)
         if (p->sh[i].sh_offset >= p->prefix || !has_data(&p->sh[i])) p->order[p->norder++] = i;
     qsort_r(p->order, p->norder, sizeof *p->order, by_offset, p->sh);
     uint64_t pos = p->prefix;
-    for (size_t k = 0; k <= p->norder; k++) {
-        if (k == p->norder) { /* the table, then the part */
-            p->shoff = pos = (pos + 7) & ~(uint64_t)7;
-            pos += p->shnum * sizeof(Elf64_Shdr);
-            if (!p->part) break;
-        }
-        Elf64_Shdr *s = &p->sh[k < p->norder ? p->order[k] : p->part];
-        if (k < p->norder && p->order[k] == p->part) continue;
-        if (has_data(s) && unneeded(p, s)) {
-            s->sh_type = SHT_NOBITS;
-            s->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-        }
-        if (!has_data(s)) {
-            if (s->sh_offset >= p->prefix) s->sh_offset = pos; /* a NOBITS or empty section past the prefix */
-            continue;
-        }
-        uint64_t size, align;
-        int rc = copy_shape(p, s, &size, &align);
-        if (rc < 0) return rc;
-        pos = (pos + align - 1) & ~(align - 1);
-        if (size > max_bytes || pos > max_bytes - size) return -EFBIG;
-        s->sh_offset = pos;
-        pos += size;
-    }
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < p->norder; k++)
+        if (p->order[k] != p->part) rc = place_section(p, &p->sh[p->order[k]], &pos, max_bytes);
+    p->shoff = pos = (pos + 7) & ~(uint64_t)7;
+    pos += p->shnum * sizeof(Elf64_Shdr);
+    if (rc == 0 && p->part) rc = place_section(p, &p->sh[p->part], &pos, max_bytes);
     p->size = pos;
-    return p->size > max_bytes ? -EFBIG : 0;
+    return rc < 0 ? rc : p->size > max_bytes ? -EFBIG : 0;
 }
 
 /* Faults in len bytes at addr for writing at once (MADV_POPULATE_WRITE, Linux 5.14): cheaper than a fault per
@@ -305,26 +308,26 @@ static int write_memfd(struct inflate_plan *p, struct inflate_part *part)
 const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *name, size_t *len)
 {
     const struct inflate_plan *p = copy->plan;
-    for (size_t i = 1; i < p->shnum; i++) {
-        const Elf64_Shdr *s = &p->sh[i];
-        const char *n = i == p->part ? NULL : section_name(p, s);
-        if (!n || strcmp(n, name) != 0 || !has_data(s) || (s->sh_flags & SHF_COMPRESSED)) continue;
-        *len = s->sh_size;
-        return copy->dst + s->sh_offset;
-    }
-    return NULL;
+    size_t i = section_index(p, name);
+    if (i == 0 || i == p->part || (p->sh[i].sh_flags & SHF_COMPRESSED)) return NULL;
+    *len = p->sh[i].sh_size;
+    return copy->dst + p->sh[i].sh_offset;
 }
 
-int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr)
+int elf_first_load(const Elf64_Phdr *ph, size_t n, unsigned long long *vaddr)
 {
-    const Elf64_Ehdr *eh = (const void *)copy->plan->src;
-    const Elf64_Phdr *ph = (const void *)(copy->plan->src + eh->e_phoff); /* checked by read_header */
-    for (size_t i = 0; i < eh->e_phnum; i++)
+    for (size_t i = 0; ph && i < n; i++)
         if (ph[i].p_type == PT_LOAD) {
             *vaddr = ph[i].p_vaddr & -ph[i].p_align; /* libdwfl's own sum, alignment 0 included */
             return 0;
         }
     return -1;
+}
+
+int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr)
+{
+    const Elf64_Ehdr *eh = (const void *)copy->plan->src;
+    return elf_first_load((const void *)(copy->plan->src + eh->e_phoff), eh->e_phnum, vaddr); /* read_header checked */
 }
 
 /* Whether any section is compressed, from the headers alone (a few kilobytes read): most files a process maps
@@ -364,7 +367,8 @@ int elf_inflate_memfd(int src_fd, size_t max_bytes, struct inflate_part *part)
     int rc = read_header(&p);
     if (rc == 0) rc = find_prefix(&p);
     if (rc == 0) rc = check_prefix(&p);
-    if (rc == 0 && part) p.part = compressed_section(&p, part->section);
+    if (rc == 0 && part) p.part = section_index(&p, part->section);
+    if (p.part && !(p.sh[p.part].sh_flags & SHF_COMPRESSED)) p.part = 0; /* stored plain: nothing to cut */
     if (rc == 0) rc = plan_layout(&p, max_bytes);
     if (rc == 0) rc = write_memfd(&p, part);
     munmap(src, p.src_size);

@@ -4,6 +4,7 @@
  * of the CPU a first stack costs (libc6-dbg's libc: 10 MB of debug sections). */
 #ifndef DIAGTOP_ELF_INFLATE_H
 #define DIAGTOP_ELF_INFLATE_H
+#include <elf.h>
 #include <stddef.h>
 
 /* One section inflated only as far as its reader needs (the DWARF units of the addresses one run looks up: a tenth
@@ -21,8 +22,9 @@ struct inflate_part {
 
 /* An inflated section of the copy being made (not the part itself), or NULL. */
 const unsigned char *elf_copy_section(const struct elf_copy *copy, const char *name, size_t *len);
-/* Where the copy's first loaded segment starts (its p_vaddr rounded down to its alignment, as libdwfl syncs a
- * debug file with its program), or -1 when it has none. */
+/* Where the first loaded segment among n program headers starts (its p_vaddr rounded down to its alignment, as
+ * libdwfl syncs a debug file with its program): 0, or -1 when none is loaded. The copy's own, the same way. */
+int elf_first_load(const Elf64_Phdr *ph, size_t n, unsigned long long *vaddr);
 int elf_copy_first_load(const struct elf_copy *copy, unsigned long long *vaddr);
 
 /* A memfd (close-on-exec, read position 0) holding the file at src_fd with every compressed section inflated, at

@@ -60,14 +60,13 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
     return debuginfo_cache_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
-/* The first loaded address of a program, as libdwfl syncs its debug file with it; 0 when it has none. */
+/* The first loaded address of a program (ELF64), as libdwfl syncs its debug file with it; 0 when it has none. */
 static unsigned long long first_load(Elf *elf)
 {
     size_t n;
-    GElf_Phdr ph;
-    for (size_t i = 0; elf && elf_getphdrnum(elf, &n) == 0 && i < n; i++)
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) return ph.p_vaddr & -ph.p_align;
-    return 0;
+    unsigned long long vaddr = 0;
+    if (elf && elf_getphdrnum(elf, &n) == 0) elf_first_load(elf64_getphdr(elf), n, &vaddr);
+    return vaddr;
 }
 
 /* The expected addresses inside mod, in its DWARF's terms (the program's bias removed: its debug file must share
