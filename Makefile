@@ -169,9 +169,16 @@ build/targets/java/Burner.class: tests/targets/Burner.java
 	@mkdir -p $(dir $@)
 	$(call say,JAVAC,$@)
 	$(Q)javac -d $(dir $@) $<
+# Retention weighs its own objects with Instrumentation (-javaagent on its own jar): a jar with Premain-Class.
+build/targets/java/retention.jar: tests/targets/Retention.java
+	@mkdir -p build/targets/java/retention
+	$(call say,JAR,$@)
+	$(Q)javac -d build/targets/java/retention $< && printf 'Premain-Class: Retention\n' >build/targets/java/retention.mf && \
+	    jar cfm $@ build/targets/java/retention.mf -C build/targets/java/retention .
 
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme-stripped build/targets/gopsy \
-    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class: | $(TEST_DEPS_STAMP)
+    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
+    build/targets/java/retention.jar: | $(TEST_DEPS_STAMP)
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
 # include/diagtop-agent.h). It lives inside other programs: its own sources only (src/agent), nothing of diagtop's.
@@ -184,7 +191,8 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
-         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class
+         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
+         build/targets/java/retention.jar
 
 run: all
 	./build/diagtop

@@ -8,6 +8,7 @@
 #include "collect/users.h"
 #include "ui/tui.h"
 #include "batch.h"
+#include "cmd_analyze.h"
 #include "cmd_dump.h"
 #include "cmd_info.h"
 #include "cmd_runtime.h"
@@ -63,6 +64,7 @@ static const struct {
     {"profile", cmd_profile},
     {"serve", cmd_serve},
     {"watch", cmd_watch},
+    {"analyze", cmd_analyze},
 };
 
 int main(int argc, char **argv)
