@@ -96,8 +96,11 @@ static int paths(const struct heap_paths *p, struct text_lines *o)
                                      size(nd->object_retained, b, sizeof b));
             /* a top node is its root ("class Retention", "thread main: java.lang.Thread") */
             int root_is_class = !lvl && strncmp(nd->label, "class ", 6) == 0;
-            rc |= text_lines_add(o, "%10llu %12s  %*s%s%s%s%s%s", (unsigned long long)nd->instances,
-                                 size(nd->retained, a, sizeof a), (int)(2 * lvl), "", lvl ? "\u2514 " : "",
+            char deep[32] = ""; /* past 32 steps the indent stays, and the depth is said */
+            if (lvl > 32) snprintf(deep, sizeof deep, "[%u] ", lvl);
+            rc |= text_lines_add(o, "%10llu %12s  %*s%s%s%s%s%s%s", (unsigned long long)nd->instances,
+                                 size(nd->retained, a, sizeof a), (int)(2 * (lvl > 32 ? 32 : lvl)), "", deep,
+                                 lvl ? "\u2514 " : "",
                                  clean(nd->label, lb, sizeof lb), root_is_class ? "" : lvl ? " \u2192 " : ": ",
                                  root_is_class ? "" : clean(nd->class_name, nm, sizeof nm), obj);
             /* children pushed last first, so they print in order */

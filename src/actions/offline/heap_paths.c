@@ -333,20 +333,22 @@ char *heap_paths_chain(const struct heap_paths *p, uint32_t leaf)
 {
     uint32_t path[4096];
     size_t depth = 0;
-    for (uint32_t x = leaf; x != HEAP_NO_NODE && depth < sizeof path / sizeof path[0]; x = p->nodes[x].parent)
-        path[depth++] = x;
+    uint32_t x = leaf;
+    for (; x != HEAP_NO_NODE && depth < sizeof path / sizeof path[0]; x = p->nodes[x].parent) path[depth++] = x;
     char *s = NULL;
     size_t len = 0;
+    if (x != HEAP_NO_NODE && chain_append(&s, &len, "\u2026 \u2192 ") < 0) return NULL; /* the last 4096 steps */
     for (size_t i = depth; i-- > 0;) {
         const struct heap_path_node *nd = &p->nodes[path[i]];
         char piece[640];
         const char *next = i > 0 ? p->nodes[path[i - 1]].label : NULL;
         const char *step = next && strcmp(next, "[]") != 0 ? next : NULL;
-        if (depth == 1)
+        int top = i == depth - 1 && nd->parent == HEAP_NO_NODE;
+        if (depth == 1 && top)
             snprintf(piece, sizeof piece, "%s", nd->label);
-        else if (i == depth - 1 && strncmp(nd->label, "class ", 6) == 0)
+        else if (top && strncmp(nd->label, "class ", 6) == 0)
             snprintf(piece, sizeof piece, "%s%s%s", nd->label + 6, step ? "." : "", step ? step : "");
-        else if (i == depth - 1)
+        else if (top)
             snprintf(piece, sizeof piece, "%s: %s%s%s", nd->label, nd->class_name, step ? "." : "", step ? step : "");
         else
             snprintf(piece, sizeof piece, "%s%s%s", nd->class_name, step ? "." : "", step ? step : "");

@@ -426,7 +426,8 @@ static int class_ref_fields(struct hprof *h, uint32_t ki, size_t *cap)
     k->ref_first = (uint32_t)h->nref_offs;
     uint32_t off = 0;
     unsigned depth = 0;
-    for (uint32_t s = ki; s != HPROF_NONE && depth++ <= h->nclasses; s = h->classes[s].super) {
+    /* off stops at the instance's size: a hostile superclass cycle costs no more than the fields that fit */
+    for (uint32_t s = ki; s != HPROF_NONE && depth++ <= h->nclasses && off < k->instance_bytes; s = h->classes[s].super) {
         const struct hprof_class *c = &h->classes[s];
         if (c->name && strcmp(c->name, "java.lang.ref.Reference") == 0) k->is_reference = 1;
         const unsigned char *p = h->file.bytes + c->fields_off;
@@ -454,10 +455,10 @@ static int class_ref_fields(struct hprof *h, uint32_t ki, size_t *cap)
  * reference fields laid out; then the synthetic classes of primitive arrays and of objects whose class is missing. */
 static int resolve_classes(struct hprof *h, struct pending *pd)
 {
-    qsort(h->classes, h->nclasses, sizeof *h->classes, cmp_class_id);
+    if (h->nclasses) qsort(h->classes, h->nclasses, sizeof *h->classes, cmp_class_id);
     h->nreal_classes = h->nclasses;
-    qsort(pd->names, pd->nnames, sizeof *pd->names, cmp_name_id);
-    qsort(h->strings, h->nstrings, sizeof *h->strings, cmp_string_id);
+    if (pd->nnames) qsort(pd->names, pd->nnames, sizeof *pd->names, cmp_name_id);
+    if (h->nstrings) qsort(h->strings, h->nstrings, sizeof *h->strings, cmp_string_id);
     size_t ni = 0;
     for (uint32_t i = 0; i < h->nclasses; i++) {
         struct hprof_class *k = &h->classes[i];
