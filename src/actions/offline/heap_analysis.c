@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "heap_state.h"
+#include "util/big_alloc.h"
 #include "util/bytes.h"
 #include "util/text.h"
 
@@ -37,20 +38,13 @@ static uint64_t mem_available(void)
  * edge count is bounded by the reference slots the dump has (nulls included). */
 static uint64_t graph_estimate(const struct hprof *h)
 {
-    uint64_t slots = 0;
-    for (uint32_t v = 0; v < h->nobjects; v++) {
-        const struct hprof_class *k = &h->classes[h->obj_class[v]];
-        if (h->obj_kind[v] == HPROF_OBJ_INSTANCE) slots += k->ref_count + 1;
-        else if (h->obj_kind[v] == HPROF_OBJ_ARRAY) slots += (h->obj_shallow[v] / h->layout.ref) + 1;
-        else if (h->obj_kind[v] == HPROF_OBJ_CLASS) slots += 8;
-    }
-    uint64_t nv = (uint64_t)h->nobjects + 1;
+    uint64_t slots = heap_graph_slots(h), nv = (uint64_t)h->nobjects + 1;
     return nv * 8 * 2 + slots * 4 * 2 + nv * (7 * 4 + 8) + nv * (4 + 8);
 }
 
 static uint64_t reader_bytes(const struct hprof *h)
 {
-    return (uint64_t)h->nobjects * (8 + 8 + 4 + 1 + 8) + h->nbuckets * 4 + h->nstrings * sizeof *h->strings +
+    return (uint64_t)h->nobjects * (8 + 8 + 4 + 1 + 8) + (h->hash_mask + 1) * 4 + h->nstrings * sizeof *h->strings +
            (uint64_t)h->nclasses * sizeof *h->classes + (uint64_t)h->nroots * sizeof *h->roots;
 }
 
@@ -74,7 +68,7 @@ int heap_analysis_open(struct heap_analysis **out, const char *path, const struc
         return -1;
     }
     struct progress_relay r = {o, "reading"};
-    struct hprof_read_opts ro = {o->tmpdir, NULL, relay, &r};
+    struct hprof_read_opts ro = {o->tmpdir, NULL, o->histogram_only, relay, &r};
     if (o->layout && !(ro.layout = layout_named(o->layout))) {
         snprintf(err, errlen, "unknown layout '%s' (compressed, uncompressed-class or uncompressed)", o->layout);
         free(a);
@@ -116,7 +110,7 @@ void heap_analysis_close(struct heap_analysis *a)
     if (!a) return;
     heap_graph_free(&a->g);
     heap_domtree_free(&a->dt);
-    free(a->bfs_parent);
+    big_free(a->bfs_parent, ((size_t)a->g.n + 1) * sizeof *a->bfs_parent);
     hprof_free(&a->h);
     free(a);
 }
@@ -133,10 +127,10 @@ void heap_analysis_summary(const struct heap_analysis *a, struct heap_summary *s
     s->layout_matched = h->layout.matched;
     s->layout_tried = h->layout.tried;
     s->timestamp_ms = h->timestamp_ms;
-    s->objects = h->nobjects;
+    s->objects = h->objects_seen;
     s->classes = h->nreal_classes;
     s->roots = h->nroots;
-    for (uint32_t v = 0; v < h->nobjects; v++) s->shallow_bytes += h->obj_shallow[v];
+    for (uint32_t k = 0; k < h->nclasses; k++) s->shallow_bytes += h->class_shallow[k];
     s->index_bytes = reader_bytes(h);
     if (a->has_graph) {
         s->reachable = a->g.reachable;
@@ -162,13 +156,13 @@ static int class_retained(struct heap_analysis *a, uint64_t *by_class)
 {
     const struct hprof *h = &a->h;
     if (!a->dt.start && heap_domtree_build(&a->dt, &a->g) < 0) return -ENOMEM;
-    uint32_t nv = a->g.n + 1;
+    size_t nv = (size_t)a->g.n + 1, bytes = nv * sizeof(uint32_t);
     uint32_t *on_path = calloc(h->nclasses, sizeof *on_path);
-    uint32_t *stack = malloc((size_t)nv * sizeof *stack), *next = malloc((size_t)nv * sizeof *next);
+    uint32_t *stack = big_alloc(bytes), *next = big_alloc(bytes);
     if (!on_path || !stack || !next) {
         free(on_path);
-        free(stack);
-        free(next);
+        big_free(stack, bytes);
+        big_free(next, bytes);
         return -ENOMEM;
     }
     uint32_t depth = 0;
@@ -188,8 +182,8 @@ static int class_retained(struct heap_analysis *a, uint64_t *by_class)
         next[depth++] = a->dt.start[w];
     }
     free(on_path);
-    free(stack);
-    free(next);
+    big_free(stack, bytes);
+    big_free(next, bytes);
     return 0;
 }
 
@@ -204,10 +198,9 @@ int heap_analysis_histogram(const struct heap_analysis *ca, struct heap_class_ro
         free(ret);
         return -ENOMEM;
     }
-    for (uint32_t v = 0; v < h->nobjects; v++) {
-        struct heap_class_row *x = &r[h->obj_class[v]];
-        x->count++;
-        x->shallow += h->obj_shallow[v];
+    for (uint32_t k = 0; k < h->nclasses; k++) {
+        r[k].count = h->class_count[k];
+        r[k].shallow = h->class_shallow[k];
     }
     size_t m = 0;
     for (uint32_t k = 0; k < h->nclasses; k++)
@@ -241,16 +234,63 @@ static int cmp_object_rows(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* Whether object x sorts after y in a listing: smaller retained, then smaller shallow, then larger id. */
+static int sorts_after(const struct heap_analysis *a, uint32_t x, uint32_t y)
+{
+    uint64_t rx = a->has_graph ? a->g.retained[x] : 0, ry = a->has_graph ? a->g.retained[y] : 0;
+    if (rx != ry) return rx < ry;
+    if (a->h.obj_shallow[x] != a->h.obj_shallow[y]) return a->h.obj_shallow[x] < a->h.obj_shallow[y];
+    return a->h.obj_id[x] > a->h.obj_id[y];
+}
+
+/* The limit biggest of objs, kept in a heap whose root is the smallest kept: one pass, no sort of them all. */
+static size_t top_objects(const struct heap_analysis *a, const uint32_t *objs, size_t m, size_t limit, uint32_t *top)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        size_t at;
+        if (k < limit) {
+            at = k++;
+            while (at > 0 && sorts_after(a, objs[i], top[(at - 1) / 2])) { /* sift up */
+                top[at] = top[(at - 1) / 2];
+                at = (at - 1) / 2;
+            }
+        } else if (sorts_after(a, top[0], objs[i])) {
+            at = 0; /* replaces the smallest kept, sifted down */
+            for (;;) {
+                size_t c = 2 * at + 1;
+                if (c >= k) break;
+                if (c + 1 < k && sorts_after(a, top[c + 1], top[c])) c++;
+                if (!sorts_after(a, top[c], objs[i])) break;
+                top[at] = top[c];
+                at = c;
+            }
+        } else {
+            continue;
+        }
+        top[at] = objs[i];
+    }
+    return k;
+}
+
 /* Rows of the selected objects, biggest first, the first limit kept. */
 static int object_rows(const struct heap_analysis *a, const uint32_t *objs, size_t m, size_t limit,
                        struct heap_object_row **rows, size_t *n)
 {
-    struct heap_object_row *r = malloc((m ? m : 1) * sizeof *r);
-    if (!r) return -ENOMEM;
-    for (size_t i = 0; i < m; i++) object_row(a, objs[i], &r[i]);
-    qsort(r, m, sizeof *r, cmp_object_rows);
+    size_t k = m < limit ? m : limit;
+    uint32_t *top = k < m ? malloc((k ? k : 1) * sizeof *top) : NULL;
+    struct heap_object_row *r = malloc((k ? k : 1) * sizeof *r);
+    if (!r || (k < m && !top)) {
+        free(top);
+        free(r);
+        return -ENOMEM;
+    }
+    if (top) top_objects(a, objs, m, k, top);
+    for (size_t i = 0; i < k; i++) object_row(a, top ? top[i] : objs[i], &r[i]);
+    free(top);
+    qsort(r, k, sizeof *r, cmp_object_rows);
     *rows = r;
-    *n = m < limit ? m : limit;
+    *n = k;
     return 0;
 }
 
@@ -383,12 +423,17 @@ int heap_analysis_suspects(struct heap_analysis *a, double share, struct heap_su
     *n = 0;
     if (!a->has_graph) return 0;
     if (!a->dt.start && heap_domtree_build(&a->dt, &a->g) < 0) return -ENOMEM;
-    struct heap_object_row *rows;
-    size_t m;
-    if (heap_analysis_dominators(a, SIZE_MAX, &rows, &m) < 0) return -ENOMEM;
     uint64_t threshold = (uint64_t)(share * (double)a->g.reachable_bytes);
-    size_t k = 0;
-    while (k < m && rows[k].retained >= threshold && rows[k].retained > 0) k++;
+    uint32_t *objs = malloc(((size_t)a->g.n + 1) * sizeof *objs);
+    if (!objs) return -ENOMEM;
+    size_t m = 0;
+    for (uint32_t v = 0; v < a->g.n; v++)
+        if (a->g.idom[v] == a->g.n && a->g.retained[v] >= threshold && a->g.retained[v] > 0) objs[m++] = v;
+    struct heap_object_row *rows;
+    size_t k;
+    int rc = object_rows(a, objs, m, SIZE_MAX, &rows, &k);
+    free(objs);
+    if (rc < 0) return rc;
     struct heap_suspect *s = calloc(k ? k : 1, sizeof *s);
     if (!s) {
         free(rows);

@@ -4,21 +4,32 @@
 #include "heap_graph.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/big_alloc.h"
 #include "util/bytes.h"
 
+/* The edges, reserved for the dump's reference slots (an upper bound: nulls are no edge), grown if a hostile
+ * file holds more. The ids they name are looked up in batches (hprof_find_many): an id waits in ids[] with the
+ * object holding it until the batch is full. */
+enum { BATCH = 4096 };
 struct edges {
     uint32_t *v;
     size_t n, cap;
+    uint64_t *start;  /* the graph's rows: start[w] set once w's edges are next */
+    uint32_t next;    /* the first object whose row start is not set yet */
+    uint64_t ids[BATCH];
+    uint32_t owner[BATCH], found[BATCH];
+    size_t nids;
 };
 
 static int edge_add(struct edges *e, uint32_t to)
 {
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 1 << 16;
-        uint32_t *v = realloc(e->v, cap * sizeof *v);
+        uint32_t *v = big_grow(e->v, e->cap * sizeof *v, cap * sizeof *v);
         if (!v) return -ENOMEM;
         e->v = v;
         e->cap = cap;
@@ -27,12 +38,37 @@ static int edge_add(struct edges *e, uint32_t to)
     return 0;
 }
 
-/* An edge to the object an id names, if the dump holds it (a null or a dangling id is no edge). */
+/* Resolves the waiting ids and appends their edges, in order: a null, dangling or self reference is no edge. */
+static int edges_flush(struct edges *e, const struct hprof *h)
+{
+    hprof_find_many(h, e->ids, e->found, e->nids);
+    for (size_t i = 0; i < e->nids; i++) {
+        while (e->next <= e->owner[i]) e->start[e->next++] = e->n;
+        if (e->found[i] != HPROF_NONE && e->found[i] != e->owner[i] && edge_add(e, e->found[i]) < 0) return -ENOMEM;
+    }
+    e->nids = 0;
+    return 0;
+}
+
+/* An edge from self to the object an id names, once the batch is looked up. */
 static int edge_id(struct edges *e, const struct hprof *h, uint64_t id, uint32_t self)
 {
     if (!id) return 0;
-    uint32_t to = hprof_find(h, id);
-    return to == HPROF_NONE || to == self ? 0 : edge_add(e, to);
+    e->ids[e->nids] = id;
+    e->owner[e->nids++] = self;
+    return e->nids == BATCH ? edges_flush(e, h) : 0;
+}
+
+uint64_t heap_graph_slots(const struct hprof *h)
+{
+    uint64_t slots = h->nroots;
+    for (uint32_t v = 0; v < h->nobjects; v++) {
+        const struct hprof_class *k = &h->classes[h->obj_class[v]];
+        if (h->obj_kind[v] == HPROF_OBJ_INSTANCE) slots += k->ref_count + 1;
+        else if (h->obj_kind[v] == HPROF_OBJ_ARRAY) slots += h->obj_shallow[v] / h->layout.ref + 1;
+        else if (h->obj_kind[v] == HPROF_OBJ_CLASS) slots += 6 + k->nstatics;
+    }
+    return slots;
 }
 
 /* A class object's references: superclass, loader, signers, protection domain, the constant pool's and statics'
@@ -88,47 +124,97 @@ static int object_edges(struct edges *e, const struct hprof *h, uint32_t obj)
     default: return 0;
     }
     /* an object holds its class, as MAT counts it */
-    if (k->object != HPROF_NONE && k->object != obj) rc |= edge_add(e, k->object);
+    if (k->object != HPROF_NONE) rc |= edge_id(e, h, h->obj_id[k->object], obj);
     return rc;
 }
 
 /* The forward rows: each object's references, then the super-root's. */
+/* One thread's share of the rows: objects [from, to), their file pages dropped behind it as it goes. */
+struct edge_job {
+    const struct hprof *h;
+    struct edges *e;
+    uint32_t from, to;
+    int (*progress)(void *, uint64_t, uint64_t); /* the first job's only */
+    void *arg;
+    volatile int *stop;
+    int rc;
+};
+
+static void *edge_job_run(void *arg)
+{
+    struct edge_job *j = arg;
+    const struct hprof *h = j->h;
+    uint64_t released = j->from < h->nobjects ? h->obj_off[j->from] : 0, first = released;
+    j->e->next = j->from;
+    for (uint32_t v = j->from; v < j->to && j->rc == 0; v++) {
+        if (object_edges(j->e, h, v) < 0) j->rc = -ENOMEM;
+        if (h->obj_off[v] > released + (16u << 20)) {
+            hprof_file_release(&h->file, first, h->obj_off[v] - (1u << 20));
+            released = h->obj_off[v];
+            if (*j->stop || (j->progress && j->progress(j->arg, v, h->nobjects))) {
+                *j->stop = 1;
+                j->rc = -ECANCELED;
+            }
+        }
+    }
+    if (j->rc == 0 && edges_flush(j->e, h) < 0) j->rc = -ENOMEM;
+    while (j->rc == 0 && j->e->next < j->to) j->e->start[j->e->next++] = j->e->n;
+    return NULL;
+}
+
+static void edges_free(struct edges *e)
+{
+    if (e) big_free(e->v, e->cap * sizeof *e->v);
+    free(e);
+}
+
+/* The rows, built by two threads over the two halves of the objects (the second's rows then moved after the
+ * first's), then the super-root's: every GC root and every class. */
 static int build_edges(struct heap_graph *g, const struct hprof *h,
                        int (*progress)(void *, uint64_t, uint64_t), void *arg)
 {
-    uint32_t n = h->nobjects;
-    struct edges e = {0};
-    if (!(g->out_start = malloc(((size_t)n + 2) * sizeof *g->out_start))) return -ENOMEM;
-    for (uint32_t v = 0; v < n; v++) {
-        g->out_start[v] = e.n;
-        if (object_edges(&e, h, v) < 0) goto nomem;
-        if ((v & 0xfffff) == 0xfffff && progress && progress(arg, v, n)) {
-            free(e.v);
-            return -ECANCELED;
-        }
-    }
-    g->out_start[n] = e.n;
-    for (uint32_t r = 0; r < h->nroots; r++)
-        if (edge_add(&e, h->roots[r].object) < 0) goto nomem;
-    for (uint32_t v = 0; v < n; v++)
-        if (h->obj_kind[v] == HPROF_OBJ_CLASS && edge_add(&e, v) < 0) goto nomem;
-    g->out_start[n + 1] = e.n;
-    g->out = e.v ? e.v : malloc(sizeof *g->out);
-    return g->out ? 0 : -ENOMEM;
-nomem:
-    free(e.v);
-    return -ENOMEM;
+    uint32_t n = h->nobjects, mid = n / 2;
+    struct edges *e = calloc(1, sizeof *e), *e2 = calloc(1, sizeof *e2);
+    int rc = -ENOMEM;
+    volatile int stop = 0;
+    if (!e || !e2 || !(g->out_start = big_alloc(((size_t)n + 2) * sizeof *g->out_start))) goto out;
+    e->cap = e2->cap = heap_graph_slots(h) + 16; /* reservations: only what is written is ever touched */
+    if (!(e->v = big_alloc(e->cap * sizeof *e->v)) || !(e2->v = big_alloc(e2->cap * sizeof *e2->v))) goto out;
+    e->start = e2->start = g->out_start;
+    struct edge_job j1 = {h, e, 0, mid, progress, arg, &stop, 0}, j2 = {h, e2, mid, n, NULL, NULL, &stop, 0};
+    pthread_t t;
+    int threaded = n > 100000 && pthread_create(&t, NULL, edge_job_run, &j2) == 0;
+    edge_job_run(&j1);
+    if (threaded) pthread_join(t, NULL);
+    else edge_job_run(&j2);
+    rc = j1.rc ? j1.rc : j2.rc;
+    if (rc < 0) goto out;
+    for (uint32_t v = mid; v < n; v++) g->out_start[v] += e->n;
+    for (size_t i = 0; i < e2->n && rc == 0; i++) rc = edge_add(e, e2->v[i]);
+    g->out_start[n] = e->n;
+    for (uint32_t r = 0; r < h->nroots && rc == 0; r++) rc = edge_add(e, h->roots[r].object);
+    for (uint32_t v = 0; v < n && rc == 0; v++)
+        if (h->obj_kind[v] == HPROF_OBJ_CLASS) rc = edge_add(e, v);
+    if (rc < 0) goto out;
+    g->out_start[n + 1] = e->n;
+    g->out = e->v;
+    g->out_cap = e->cap;
+    e->v = NULL;
+out:
+    edges_free(e);
+    edges_free(e2);
+    return rc;
 }
 
 /* Predecessors, as rows like the forward ones. */
 static int build_preds(const struct heap_graph *g, uint64_t **pstart, uint32_t **pred)
 {
     size_t nv = (size_t)g->n + 1, ne = g->out_start[nv];
-    uint64_t *start = calloc(nv + 1, sizeof *start);
-    uint32_t *p = malloc((ne ? ne : 1) * sizeof *p);
+    uint64_t *start = big_alloc((nv + 1) * sizeof *start);
+    uint32_t *p = big_alloc(ne * sizeof *p);
     if (!start || !p) {
-        free(start);
-        free(p);
+        big_free(start, (nv + 1) * sizeof *start);
+        big_free(p, ne * sizeof *p);
         return -ENOMEM;
     }
     for (size_t i = 0; i < ne; i++) start[g->out[i] + 1]++;
@@ -190,16 +276,16 @@ static uint32_t eval(uint32_t v, uint32_t *ancestor, uint32_t *label, const uint
 
 static int dominators(struct heap_graph *g, const struct hprof *h)
 {
-    uint32_t nv = g->n + 1;
-    uint64_t *pstart = NULL, *next = malloc((size_t)nv * sizeof *next);
+    size_t nv = (size_t)g->n + 1, ne = g->out_start[nv], w4 = nv * 4;
+    uint64_t *pstart = NULL, *next = big_alloc(nv * sizeof *next);
     uint32_t *pred = NULL;
-    uint32_t *pre = malloc((size_t)nv * 4), *vertex = malloc((size_t)nv * 4), *parent = malloc((size_t)nv * 4);
-    uint32_t *semi = malloc((size_t)nv * 4), *label = malloc((size_t)nv * 4), *ancestor = malloc((size_t)nv * 4);
-    uint32_t *stack = malloc((size_t)nv * 4);
+    uint32_t *pre = big_alloc(w4), *vertex = big_alloc(w4), *parent = big_alloc(w4);
+    uint32_t *semi = big_alloc(w4), *label = big_alloc(w4), *ancestor = big_alloc(w4);
+    uint32_t *stack = big_alloc(w4);
     int rc = -ENOMEM;
     if (!next || !pre || !vertex || !parent || !semi || !label || !ancestor || !stack) goto out;
     uint32_t count = dfs(g, pre, vertex, parent, stack, next);
-    free(next);
+    big_free(next, nv * sizeof *next);
     next = NULL;
     if (build_preds(g, &pstart, &pred) < 0) goto out;
     for (uint32_t i = 0; i < count; i++) {
@@ -216,6 +302,10 @@ static int dominators(struct heap_graph *g, const struct hprof *h)
         }
         ancestor[w] = parent[w];
     }
+    big_free(pstart, (nv + 1) * sizeof *pstart);
+    big_free(pred, ne * sizeof *pred);
+    pstart = NULL;
+    pred = NULL;
     /* idom by numbers: the nearest ancestor of w's DFS parent at or above its semidominator */
     uint32_t *idom = ancestor; /* no longer needed as the forest */
     idom[0] = 0;
@@ -224,9 +314,8 @@ static int dominators(struct heap_graph *g, const struct hprof *h)
         while (d > semi[w]) d = idom[d];
         idom[w] = d;
     }
-    if (!(g->idom = malloc((size_t)nv * sizeof *g->idom)) || !(g->retained = calloc(nv, sizeof *g->retained)))
-        goto out;
-    for (uint32_t v = 0; v < nv; v++) g->idom[v] = HPROF_NONE;
+    if (!(g->idom = big_alloc(w4)) || !(g->retained = big_alloc(nv * sizeof *g->retained))) goto out;
+    memset(g->idom, 0xff, w4); /* HPROF_NONE: unreachable */
     for (uint32_t w = 1; w < count; w++) {
         uint32_t v = vertex[w];
         g->idom[v] = vertex[idom[w]];
@@ -237,16 +326,16 @@ static int dominators(struct heap_graph *g, const struct hprof *h)
     g->reachable_bytes = g->retained[g->n];
     rc = 0;
 out:
-    free(next);
-    free(pstart);
-    free(pred);
-    free(pre);
-    free(vertex);
-    free(parent);
-    free(semi);
-    free(label);
-    free(ancestor);
-    free(stack);
+    big_free(next, nv * sizeof *next);
+    big_free(pstart, (nv + 1) * sizeof *pstart);
+    big_free(pred, ne * sizeof *pred);
+    big_free(pre, w4);
+    big_free(vertex, w4);
+    big_free(parent, w4);
+    big_free(semi, w4);
+    big_free(label, w4);
+    big_free(ancestor, w4);
+    big_free(stack, w4);
     return rc;
 }
 
@@ -257,7 +346,7 @@ int heap_graph_build(struct heap_graph *g, const struct hprof *h,
     g->n = h->nobjects;
     int rc = build_edges(g, h, progress, arg);
     if (rc == 0) {
-        hprof_file_release(&h->file, h->file.size); /* the rows hold what the dominators need */
+        hprof_file_release(&h->file, 0, h->file.size); /* the rows hold what the dominators need */
         rc = dominators(g, h);
     }
     if (rc < 0) heap_graph_free(g);
@@ -266,40 +355,40 @@ int heap_graph_build(struct heap_graph *g, const struct hprof *h,
 
 void heap_graph_free(struct heap_graph *g)
 {
-    free(g->out_start);
-    free(g->out);
-    free(g->idom);
-    free(g->retained);
+    size_t nv = (size_t)g->n + 1;
+    big_free(g->out_start, (nv + 1) * sizeof *g->out_start);
+    big_free(g->out, g->out_cap * sizeof *g->out);
+    big_free(g->idom, nv * sizeof *g->idom);
+    big_free(g->retained, nv * sizeof *g->retained);
     memset(g, 0, sizeof *g);
 }
 
 int heap_domtree_build(struct heap_domtree *t, const struct heap_graph *g)
 {
-    uint32_t nv = g->n + 1;
-    t->start = calloc((size_t)nv + 1, sizeof *t->start);
-    t->child = malloc((size_t)nv * sizeof *t->child);
-    if (!t->start || !t->child) {
+    size_t nv = (size_t)g->n + 1;
+    t->n = g->n;
+    t->start = big_alloc((nv + 1) * sizeof *t->start);
+    t->child = big_alloc(nv * sizeof *t->child);
+    uint32_t *fill = big_alloc(nv * sizeof *fill);
+    if (!t->start || !t->child || !fill) {
+        big_free(fill, nv * sizeof *fill);
         heap_domtree_free(t);
         return -ENOMEM;
     }
     for (uint32_t v = 0; v < g->n; v++)
         if (g->idom[v] != HPROF_NONE) t->start[g->idom[v] + 1]++;
-    for (uint32_t v = 0; v < nv; v++) t->start[v + 1] += t->start[v];
-    uint32_t *fill = malloc((size_t)nv * sizeof *fill);
-    if (!fill) {
-        heap_domtree_free(t);
-        return -ENOMEM;
-    }
-    memcpy(fill, t->start, (size_t)nv * sizeof *fill);
+    for (size_t v = 0; v < nv; v++) t->start[v + 1] += t->start[v];
+    memcpy(fill, t->start, nv * sizeof *fill);
     for (uint32_t v = 0; v < g->n; v++)
         if (g->idom[v] != HPROF_NONE) t->child[fill[g->idom[v]]++] = v;
-    free(fill);
+    big_free(fill, nv * sizeof *fill);
     return 0;
 }
 
 void heap_domtree_free(struct heap_domtree *t)
 {
-    free(t->start);
-    free(t->child);
+    size_t nv = (size_t)t->n + 1;
+    big_free(t->start, (nv + 1) * sizeof *t->start);
+    big_free(t->child, nv * sizeof *t->child);
     t->start = t->child = NULL;
 }

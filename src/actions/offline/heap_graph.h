@@ -13,6 +13,7 @@ struct heap_graph {
     uint32_t n;           /* objects; vertex n is the super-root */
     uint64_t *out_start;  /* n + 2 entries: the edges of v are out[out_start[v] .. out_start[v + 1]) */
     uint32_t *out;
+    size_t out_cap;
     uint32_t *idom;       /* the immediate dominator of each object, n for the roots, HPROF_NONE if unreachable */
     uint64_t *retained;   /* bytes freed with the object: its dominator subtree's shallow sizes */
     uint64_t reachable_bytes;
@@ -23,9 +24,12 @@ struct heap_graph {
 int heap_graph_build(struct heap_graph *g, const struct hprof *h,
                      int (*progress)(void *arg, uint64_t done, uint64_t total), void *arg);
 void heap_graph_free(struct heap_graph *g);
+/* The reference slots of a dump (nulls included): at most that many edges. */
+uint64_t heap_graph_slots(const struct hprof *h);
 
 /* The objects each object dominates directly, as a compressed list (n + 1 vertices, the super-root last). */
 struct heap_domtree {
+    uint32_t n;
     uint32_t *start; /* n + 2 entries */
     uint32_t *child;
 };

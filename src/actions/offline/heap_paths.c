@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "heap_state.h"
+#include "util/big_alloc.h"
 #include "util/bytes.h"
 
 int heap_ensure_bfs(struct heap_analysis *a)
@@ -13,10 +14,11 @@ int heap_ensure_bfs(struct heap_analysis *a)
     if (a->bfs_parent) return 0;
     const struct heap_graph *g = &a->g;
     uint32_t nv = g->n + 1;
-    uint32_t *parent = malloc((size_t)nv * sizeof *parent), *queue = malloc((size_t)nv * sizeof *queue);
+    size_t bytes = (size_t)nv * sizeof(uint32_t);
+    uint32_t *parent = big_alloc(bytes), *queue = big_alloc(bytes);
     if (!parent || !queue) {
-        free(parent);
-        free(queue);
+        big_free(parent, bytes);
+        big_free(queue, bytes);
         return -ENOMEM;
     }
     for (uint32_t v = 0; v < nv; v++) parent[v] = HPROF_NONE;
@@ -32,7 +34,7 @@ int heap_ensure_bfs(struct heap_analysis *a)
             queue[tail++] = w;
         }
     }
-    free(queue);
+    big_free(queue, bytes);
     a->bfs_parent = parent;
     return 0;
 }

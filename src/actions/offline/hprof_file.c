@@ -155,11 +155,12 @@ int hprof_file_open(struct hprof_file *f, const char *path, const char *tmpdir, 
     return 0;
 }
 
-void hprof_file_release(const struct hprof_file *f, size_t upto)
+void hprof_file_release(const struct hprof_file *f, size_t from, size_t to)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    upto &= ~(page - 1);
-    if (f->bytes && upto > 0) madvise((void *)f->bytes, upto < f->size ? upto : f->size, MADV_DONTNEED);
+    from = (from + page - 1) & ~(page - 1); /* whole pages inside the range only */
+    to = (to < f->size ? to : f->size) & ~(page - 1);
+    if (f->bytes && to > from) madvise((void *)(f->bytes + from), to - from, MADV_DONTNEED);
 }
 
 void hprof_file_close(struct hprof_file *f)

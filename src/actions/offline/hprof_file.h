@@ -16,8 +16,8 @@ struct hprof_file {
 /* Maps path. tmpdir (NULL: $TMPDIR, else /tmp) takes the inflated copy of a .gz. Returns 0, or -1 with err set
  * (naming the file, and the directory when it ran out of space). */
 int hprof_file_open(struct hprof_file *f, const char *path, const char *tmpdir, char *err, size_t errlen);
-/* Lets the kernel drop the pages of [0, upto) from this process (they stay in the page cache): a pass over a
+/* Lets the kernel drop the pages of [from, to) from this process (they stay in the page cache): a pass over a
  * dump larger than memory keeps its resident set to what it still reads. */
-void hprof_file_release(const struct hprof_file *f, size_t upto);
+void hprof_file_release(const struct hprof_file *f, size_t from, size_t to);
 void hprof_file_close(struct hprof_file *f);
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/big_alloc.h"
 #include "util/bytes.h"
 #include "util/grow.h"
 
@@ -18,10 +19,11 @@ const char *const hprof_root_names[ROOT_KINDS] = {
 
 /* HotSpot on 64 bits: compressed oops and class pointers by default (heaps under 32 GiB), -XX:-UseCompressedOops
  * keeps compressed class pointers, and -XX:-UseCompressedClassPointers drops both. */
-const struct hprof_layout hprof_layouts[3] = {
+const struct hprof_layout hprof_layouts[HPROF_LAYOUTS] = {
     {12, 16, 4, "compressed oops", 0, 0},
     {12, 16, 8, "uncompressed oops, compressed class pointers", 0, 0},
     {16, 24, 8, "uncompressed oops and class pointers", 0, 0},
+    {8, 12, 4, "32-bit", 0, 0}, /* 4-byte ids: 8-byte headers, 4-byte references, 12-byte array headers */
 };
 
 /* Top-level record and heap sub-record tags. */
@@ -82,34 +84,76 @@ unsigned hprof_type_size(const struct hprof *h, unsigned type)
 
 uint64_t hprof_id_at(const struct hprof *h, const unsigned char *p) { return bytes_be(p, h->id_size); }
 
+/* Ids are 8-aligned addresses: Fibonacci hashing of the rest spreads them over a power-of-two table. */
+static uint64_t id_hash(uint64_t id) { return (id >> 3) * 0x9e3779b97f4a7c15ull; }
+
 /* What the pass collects before classes and ids are resolved. */
+/* counts_only: per class id (an array type for primitive arrays), the count, and for arrays their bytes under
+ * each known layout, so the layout may be chosen after the pass. */
+struct tally {
+    uint64_t key, count, bytes[HPROF_LAYOUTS];
+    uint8_t kind;
+    uint8_t used;
+};
+
 struct pending {
-    uint64_t *class_id; size_t class_id_cap; /* per object: its class's id; a primitive array's element type */
-    size_t obj_cap;
+    uint64_t *class_id; /* per object: its class's id; a primitive array's element type */
+    int counts_only;
+    struct tally *tally; size_t tally_cap, ntally; /* open addressing by key */
+    size_t last;        /* the tally used last: objects of one class come in runs */
     struct { uint64_t obj; uint8_t kind; uint32_t serial; } *roots; size_t nroots, roots_cap;
     struct { uint64_t id, name; } *names; size_t nnames, names_cap; /* LOAD CLASS: class id -> name string */
     size_t classes_cap, strings_cap;
 };
 
+static struct tally *tally_find(struct pending *pd, uint64_t key, uint8_t kind)
+{
+    if (pd->tally_cap && pd->tally[pd->last].used && pd->tally[pd->last].key == key) return &pd->tally[pd->last];
+    if (2 * (pd->ntally + 1) > pd->tally_cap) { /* rehash into twice the room */
+        size_t cap = pd->tally_cap ? 2 * pd->tally_cap : 1024;
+        struct tally *t = calloc(cap, sizeof *t);
+        if (!t) return NULL;
+        for (size_t i = 0; i < pd->tally_cap; i++) {
+            if (!pd->tally[i].used) continue;
+            size_t s = id_hash(pd->tally[i].key) & (cap - 1);
+            while (t[s].used) s = (s + 1) & (cap - 1);
+            t[s] = pd->tally[i];
+        }
+        free(pd->tally);
+        pd->tally = t;
+        pd->tally_cap = cap;
+    }
+    size_t s = id_hash(key) & (pd->tally_cap - 1);
+    while (pd->tally[s].used && pd->tally[s].key != key) s = (s + 1) & (pd->tally_cap - 1);
+    if (!pd->tally[s].used) {
+        pd->tally[s].used = 1;
+        pd->tally[s].key = key;
+        pd->tally[s].kind = kind;
+        pd->ntally++;
+    }
+    pd->last = s;
+    return &pd->tally[s];
+}
+
+static uint64_t align8(uint64_t v) { return (v + 7) & ~(uint64_t)7; }
+
 static int add_object(struct hprof *h, struct pending *pd, uint64_t id, uint64_t off, uint8_t kind,
                       uint64_t class_id, uint64_t count)
 {
     size_t n = h->nobjects;
-    if (n == UINT32_MAX - 1) return -EOVERFLOW;
-    if (n == pd->obj_cap) {
-        size_t cap = pd->obj_cap ? pd->obj_cap * 2 : 4096, c;
-        c = pd->obj_cap;
-        if (GROW(h->obj_id, c, n, cap) < 0) return -ENOMEM;
-        c = pd->obj_cap;
-        if (GROW(h->obj_off, c, n, cap) < 0) return -ENOMEM;
-        c = pd->obj_cap;
-        if (GROW(h->obj_kind, c, n, cap) < 0) return -ENOMEM;
-        c = pd->obj_cap;
-        if (GROW(h->obj_shallow, c, n, cap) < 0) return -ENOMEM;
-        c = pd->obj_cap;
-        if (GROW(pd->class_id, c, n, cap) < 0) return -ENOMEM;
-        pd->obj_cap = c;
+    h->objects_seen++;
+    if (pd->counts_only && kind != HPROF_OBJ_CLASS) {
+        struct tally *t = tally_find(pd, class_id, kind);
+        if (!t) return -ENOMEM;
+        t->count++;
+        if (kind != HPROF_OBJ_INSTANCE)
+            for (int l = 0; l < HPROF_LAYOUTS; l++) {
+                unsigned elem = kind == HPROF_OBJ_ARRAY ? hprof_layouts[l].ref : hprof_type_size(h, (unsigned)class_id);
+                t->bytes[l] += align8(hprof_layouts[l].array_header + count * elem);
+            }
     }
+    if (pd->counts_only && n == h->obj_cap) return 0; /* the sample the layout is inferred from is full */
+    if (n == h->obj_cap || n == UINT32_MAX - 1) return -EOVERFLOW;
     h->obj_id[n] = id;
     h->obj_off[n] = off;
     h->obj_kind[n] = kind;
@@ -316,20 +360,13 @@ static int read_records(struct hprof *h, struct pending *pd, struct cursor *c, c
         }
         c->p += len;
         size_t done = (size_t)(c->p - start);
-        if (done - released >= (64u << 20)) { /* keep only what is still read resident */
-            hprof_file_release(&h->file, (size_t)(c->p - c->base) - (1u << 20));
+        if (done - released >= (16u << 20)) { /* keep only what is still read resident */
+            hprof_file_release(&h->file, 0, (size_t)(c->p - c->base) - (1u << 20));
             released = done;
             if (o->progress && o->progress(o->progress_arg, (uint64_t)(c->p - c->base), h->file.size)) return -2;
         }
     }
     return 0;
-}
-
-static int cmp_u64_at(const void *a, const void *b, void *arg)
-{
-    const uint64_t *v = arg;
-    uint64_t x = v[*(const uint32_t *)a], y = v[*(const uint32_t *)b];
-    return x < y ? -1 : x > y;
 }
 
 static int cmp_class_id(const void *a, const void *b)
@@ -495,47 +532,66 @@ static int resolve_classes(struct hprof *h, struct pending *pd)
     }
     uint32_t unknown = real + 8;
 
-    /* each object's class index, from the id collected */
-    h->obj_class = malloc((size_t)(h->nobjects ? h->nobjects : 1) * sizeof *h->obj_class);
-    if (!h->obj_class) return -ENOMEM;
+    /* each object's class index, from the id collected: through a small table of class ids, cache-resident
+     * where a binary search per object was a seventh of the read */
+    h->obj_class = big_alloc(h->obj_cap * sizeof *h->obj_class);
+    uint64_t cslots = 16;
+    while (cslots < 2 * (uint64_t)real) cslots <<= 1;
+    uint32_t *ctab = calloc(cslots, sizeof *ctab);
+    if (!h->obj_class || !ctab) {
+        free(ctab);
+        return -ENOMEM;
+    }
+    for (uint32_t k = 0; k < real; k++) {
+        uint64_t s = id_hash(h->classes[k].id) & (cslots - 1);
+        while (ctab[s]) s = (s + 1) & (cslots - 1);
+        ctab[s] = k + 1;
+    }
     for (uint32_t i = 0; i < h->nobjects; i++) {
-        uint32_t k;
+        uint32_t k = unknown;
         switch (h->obj_kind[i]) {
         case HPROF_OBJ_CLASS: k = h->class_object; break;
-        case HPROF_OBJ_PRIM_ARRAY: {
-            k = unknown;
+        case HPROF_OBJ_PRIM_ARRAY:
             for (uint32_t j = 0; j < 8; j++)
                 if (h->classes[real + j].elem_type == pd->class_id[i]) k = real + j;
             break;
-        }
-        default: k = class_find(h, pd->class_id[i]); if (k == HPROF_NONE) k = unknown;
+        default:
+            for (uint64_t s = id_hash(pd->class_id[i]) & (cslots - 1); ctab[s]; s = (s + 1) & (cslots - 1))
+                if (h->classes[ctab[s] - 1].id == pd->class_id[i]) {
+                    k = ctab[s] - 1;
+                    break;
+                }
         }
         h->obj_class[i] = k;
     }
+    free(ctab);
     return 0;
 }
 
-/* One object's size in the JVM under a layout. */
-static uint64_t align8(uint64_t v) { return (v + 7) & ~(uint64_t)7; }
+/* Sizes in the JVM under a layout: an instance of class k, an array, the class object of class ki (java.lang.
+ * Class's own fields, then the statics, as HotSpot's mirrors hold them). */
+static uint64_t instance_size(const struct hprof *h, const struct hprof_layout *l, uint32_t k)
+{
+    const struct hprof_class *c = &h->classes[k];
+    uint64_t refs = (uint64_t)c->nrefs_all * (h->id_size - l->ref);
+    uint64_t fields = c->instance_bytes > refs ? c->instance_bytes - refs : 0;
+    return align8(l->header + fields);
+}
+
+static uint64_t mirror_size(const struct hprof *h, const struct hprof_layout *l, uint32_t ki)
+{
+    uint64_t own = instance_size(h, l, h->class_object) - l->header; /* rounded: a close enough bound */
+    return align8(l->header + own + (ki != HPROF_NONE ? h->classes[ki].statics_bytes : 0));
+}
 
 static uint64_t object_size(const struct hprof *h, const struct hprof_layout *l, uint32_t i, uint64_t count)
 {
     const struct hprof_class *k = &h->classes[h->obj_class[i]];
     switch (h->obj_kind[i]) {
-    case HPROF_OBJ_INSTANCE: {
-        uint64_t refs = (uint64_t)k->nrefs_all * (h->id_size - l->ref);
-        uint64_t fields = k->instance_bytes > refs ? k->instance_bytes - refs : 0;
-        return align8(l->header + fields);
-    }
+    case HPROF_OBJ_INSTANCE: return instance_size(h, l, h->obj_class[i]);
     case HPROF_OBJ_ARRAY: return align8(l->array_header + count * l->ref);
     case HPROF_OBJ_PRIM_ARRAY: return align8(l->array_header + count * hprof_type_size(h, k->elem_type));
-    default: { /* a class object: java.lang.Class's own fields, then the statics, as HotSpot's mirrors hold them */
-        uint32_t ki = hprof_class_of_object(h, i);
-        const struct hprof_class *cls = &h->classes[h->class_object];
-        uint64_t refs = (uint64_t)cls->nrefs_all * (h->id_size - l->ref);
-        uint64_t own = cls->instance_bytes > refs ? cls->instance_bytes - refs : 0;
-        return align8(l->header + own + (ki != HPROF_NONE ? h->classes[ki].statics_bytes : 0));
-    }
+    default: return mirror_size(h, l, hprof_class_of_object(h, i));
     }
 }
 
@@ -543,7 +599,7 @@ static uint64_t object_size(const struct hprof *h, const struct hprof_layout *l,
  * in address order, so where two ids are close, the second starts where the first ends. */
 static void infer_layout(struct hprof *h)
 {
-    struct hprof_layout best = hprof_layouts[0];
+    struct hprof_layout best;
     unsigned tried = 0, match[3] = {0, 0, 0};
     for (uint32_t i = 0; i + 1 < h->nobjects && tried < 200000; i++) {
         if (h->obj_kind[i] == HPROF_OBJ_CLASS || h->obj_kind[i + 1] == HPROF_OBJ_CLASS) continue;
@@ -556,12 +612,7 @@ static void infer_layout(struct hprof *h)
     int pick = 0;
     for (int l = 1; l < 3; l++)
         if (match[l] > match[pick]) pick = l;
-    if (h->id_size == 4) { /* a 32-bit JVM: 8-byte headers, 4-byte references, 12-byte array headers */
-        static const struct hprof_layout l32 = {8, 12, 4, "32-bit", 0, 0};
-        best = l32;
-    } else {
-        best = hprof_layouts[pick];
-    }
+    best = hprof_layouts[h->id_size == 4 ? 3 : pick];
     best.matched = match[pick];
     best.tried = tried;
     h->layout = best;
@@ -584,71 +635,70 @@ static void statics_sizes(struct hprof *h)
     }
 }
 
-/* arr[i] = arr[perm[i]] for n elements of elem bytes, through tmp (room for n of them). */
-static void permute(void *arr, size_t elem, const uint32_t *perm, uint32_t n, void *tmp)
-{
-    unsigned char *a = arr, *t = tmp;
-    for (uint32_t i = 0; i < n; i++) memcpy(t + (size_t)i * elem, a + (size_t)perm[i] * elem, elem);
-    memcpy(a, t, (size_t)n * elem);
-}
+/* The id lookup, made once every object is known; an id written twice is an error naming both offsets. */
 
-/* Sorts the objects by id (HotSpot writes them nearly so: usually nothing to do), permuting every array. */
-static int sort_objects(struct hprof *h)
+static int build_hash(struct hprof *h, char *err, size_t errlen)
 {
-    uint32_t n = h->nobjects, i;
-    for (i = 1; i < n && h->obj_id[i - 1] < h->obj_id[i]; i++) {}
-    if (i >= n) return 0;
-    uint32_t *perm = malloc((size_t)n * sizeof *perm);
-    if (!perm) return -ENOMEM;
-    for (i = 0; i < n; i++) perm[i] = i;
-    qsort_r(perm, n, sizeof *perm, cmp_u64_at, h->obj_id);
-    void *tmp = malloc((size_t)n * 8);
-    if (!tmp) {
-        free(perm);
-        return -ENOMEM;
+    enum { STEP = 256 };
+    uint64_t slots = 16, slot[STEP];
+    while (slots < 2 * (uint64_t)h->nobjects) slots <<= 1;
+    if (!(h->hash = big_alloc(slots * sizeof *h->hash))) return -ENOMEM;
+    h->hash_mask = slots - 1;
+    for (uint32_t base = 0; base < h->nobjects; base += STEP) { /* slots fetched ahead, a batch at a time */
+        uint32_t m = h->nobjects - base < STEP ? h->nobjects - base : STEP;
+        for (uint32_t j = 0; j < m; j++) {
+            slot[j] = id_hash(h->obj_id[base + j]) & h->hash_mask;
+            __builtin_prefetch(&h->hash[slot[j]], 1);
+        }
+        for (uint32_t j = 0; j < m; j++) {
+            uint32_t i = base + j;
+            uint64_t s = slot[j];
+            for (; h->hash[s]; s = (s + 1) & h->hash_mask)
+                if (h->obj_id[h->hash[s] - 1] == h->obj_id[i]) {
+                    snprintf(err, errlen, "object 0x%llx is written twice (at offsets %llu and %llu)",
+                             (unsigned long long)h->obj_id[i], (unsigned long long)h->obj_off[h->hash[s] - 1],
+                             (unsigned long long)h->obj_off[i]);
+                    return -EINVAL;
+                }
+            h->hash[s] = i + 1;
+        }
     }
-    permute(h->obj_id, sizeof *h->obj_id, perm, n, tmp);
-    permute(h->obj_off, sizeof *h->obj_off, perm, n, tmp);
-    permute(h->obj_shallow, sizeof *h->obj_shallow, perm, n, tmp);
-    permute(h->obj_class, sizeof *h->obj_class, perm, n, tmp);
-    permute(h->obj_kind, sizeof *h->obj_kind, perm, n, tmp);
-    free(tmp);
-    free(perm);
-    return 0;
-}
-
-/* The id lookup: bucket b holds the first object whose (id - min) >> shift is at least b. */
-static int build_lookup(struct hprof *h)
-{
-    uint32_t n = h->nobjects;
-    if (!n) return 0;
-    h->id_min = h->obj_id[0];
-    uint64_t range = h->obj_id[n - 1] - h->id_min;
-    h->id_shift = 0;
-    while ((range >> h->id_shift) > (uint64_t)n) h->id_shift++;
-    h->nbuckets = (size_t)(range >> h->id_shift) + 2;
-    if (!(h->bucket = malloc(h->nbuckets * sizeof *h->bucket))) return -ENOMEM;
-    size_t b = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        size_t mine = (size_t)((h->obj_id[i] - h->id_min) >> h->id_shift);
-        while (b <= mine) h->bucket[b++] = i;
-    }
-    while (b < h->nbuckets) h->bucket[b++] = n;
     return 0;
 }
 
 uint32_t hprof_find(const struct hprof *h, uint64_t id)
 {
-    if (!h->nobjects || id < h->id_min) return HPROF_NONE;
-    uint64_t b = (id - h->id_min) >> h->id_shift;
-    if (b + 1 >= h->nbuckets) return HPROF_NONE;
-    uint32_t lo = h->bucket[b], hi = h->bucket[b + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (h->obj_id[mid] < id) lo = mid + 1;
-        else hi = mid;
+    if (!h->hash) return HPROF_NONE;
+    for (uint64_t s = id_hash(id) & h->hash_mask; h->hash[s]; s = (s + 1) & h->hash_mask)
+        if (h->obj_id[h->hash[s] - 1] == id) return h->hash[s] - 1;
+    return HPROF_NONE;
+}
+
+void hprof_find_many(const struct hprof *h, const uint64_t *ids, uint32_t *out, size_t n)
+{
+    enum { STEP = 256 };
+    uint64_t slot[STEP];
+    for (size_t base = 0; base < n; base += STEP) {
+        size_t m = n - base < STEP ? n - base : STEP;
+        const uint64_t *id = ids + base;
+        for (size_t i = 0; i < m; i++) {
+            slot[i] = id_hash(id[i]) & h->hash_mask;
+            __builtin_prefetch(&h->hash[slot[i]]);
+        }
+        for (size_t i = 0; i < m; i++) {
+            uint32_t c = h->hash[slot[i]];
+            if (c) __builtin_prefetch(&h->obj_id[c - 1]);
+        }
+        for (size_t i = 0; i < m; i++) {
+            uint32_t found = HPROF_NONE;
+            for (uint64_t s = slot[i]; h->hash[s]; s = (s + 1) & h->hash_mask)
+                if (h->obj_id[h->hash[s] - 1] == id[i]) {
+                    found = h->hash[s] - 1;
+                    break;
+                }
+            out[base + i] = found;
+        }
     }
-    return lo < h->nobjects && h->obj_id[lo] == id ? lo : HPROF_NONE;
 }
 
 uint32_t hprof_class_of_object(const struct hprof *h, uint32_t obj)
@@ -769,9 +819,46 @@ static int read_header(struct hprof *h, struct cursor *c)
     return 0;
 }
 
-static void pending_free(struct pending *pd)
+/* Per class: instances and bytes, from the objects indexed, or (counts_only) from the tallies. */
+static int class_totals(struct hprof *h, struct pending *pd)
 {
-    free(pd->class_id);
+    h->class_count = calloc(h->nclasses, sizeof *h->class_count);
+    h->class_shallow = calloc(h->nclasses, sizeof *h->class_shallow);
+    if (!h->class_count || !h->class_shallow) return -ENOMEM;
+    if (!pd->counts_only) {
+        for (uint32_t i = 0; i < h->nobjects; i++) {
+            h->class_count[h->obj_class[i]]++;
+            h->class_shallow[h->obj_class[i]] += h->obj_shallow[i];
+        }
+        return 0;
+    }
+    int l = 0; /* the tallies' column of the layout chosen */
+    for (int i = 0; i < HPROF_LAYOUTS; i++)
+        if (hprof_layouts[i].header == h->layout.header && hprof_layouts[i].ref == h->layout.ref &&
+            hprof_layouts[i].array_header == h->layout.array_header)
+            l = i;
+    uint32_t unknown = h->nreal_classes + 8;
+    for (size_t i = 0; i < pd->tally_cap; i++) {
+        const struct tally *t = &pd->tally[i];
+        if (!t->used) continue;
+        uint32_t k = t->kind == HPROF_OBJ_PRIM_ARRAY ? unknown : class_find(h, t->key);
+        for (uint32_t j = 0; t->kind == HPROF_OBJ_PRIM_ARRAY && j < 8; j++)
+            if (h->classes[h->nreal_classes + j].elem_type == t->key) k = h->nreal_classes + j;
+        if (k == HPROF_NONE) k = unknown;
+        h->class_count[k] += t->count;
+        h->class_shallow[k] += t->kind == HPROF_OBJ_INSTANCE ? t->count * instance_size(h, &h->layout, k) : t->bytes[l];
+    }
+    for (uint32_t k = 0; k < h->nreal_classes; k++) { /* class objects */
+        h->class_count[h->class_object]++;
+        h->class_shallow[h->class_object] += mirror_size(h, &h->layout, k);
+    }
+    return 0;
+}
+
+static void pending_free(struct hprof *h, struct pending *pd)
+{
+    big_free(pd->class_id, h->obj_cap * sizeof *pd->class_id);
+    free(pd->tally);
     free(pd->roots);
     free(pd->names);
 }
@@ -790,7 +877,18 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
     }
     struct pending pd;
     memset(&pd, 0, sizeof pd);
-    int rc = read_header(h, &c);
+    /* the smallest object record (an empty primitive array) is 18 bytes: room for every object the file holds;
+     * counts_only keeps the first 256 Ki, for the layout */
+    h->obj_cap = h->file.size / 18 + 1;
+    pd.counts_only = o->counts_only;
+    if (pd.counts_only && h->obj_cap > (1u << 18)) h->obj_cap = 1u << 18;
+    h->obj_id = big_alloc(h->obj_cap * sizeof *h->obj_id);
+    h->obj_off = big_alloc(h->obj_cap * sizeof *h->obj_off);
+    h->obj_kind = big_alloc(h->obj_cap * sizeof *h->obj_kind);
+    h->obj_shallow = big_alloc(h->obj_cap * sizeof *h->obj_shallow);
+    pd.class_id = big_alloc(h->obj_cap * sizeof *pd.class_id);
+    int rc = h->obj_id && h->obj_off && h->obj_kind && h->obj_shallow && pd.class_id ? read_header(h, &c)
+                                                                                     : report_errno(-ENOMEM, &c);
     if (rc == 0) rc = read_records(h, &pd, &c, o);
     if (rc == 0) {
         int e = resolve_classes(h, &pd);
@@ -801,41 +899,36 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
             statics_sizes(h);
             for (uint32_t i = 0; i < h->nobjects; i++)
                 h->obj_shallow[i] = object_size(h, &h->layout, i, h->obj_shallow[i]);
-            e = sort_objects(h);
+            e = class_totals(h, &pd);
+            if (e == 0 && !pd.counts_only) {
+                e = build_hash(h, err, errlen);
+                if (e == -EINVAL) rc = -1;
+            }
         }
-        if (e == 0) {
-            for (uint32_t i = 1; i < h->nobjects && e == 0; i++)
-                if (h->obj_id[i] == h->obj_id[i - 1]) {
-                    snprintf(err, errlen, "object 0x%llx is written twice (at offsets %llu and %llu)",
-                             (unsigned long long)h->obj_id[i], (unsigned long long)h->obj_off[i - 1],
-                             (unsigned long long)h->obj_off[i]);
-                    rc = -1;
-                    e = 1;
-                }
-        }
-        if (e == 0) e = build_lookup(h);
-        if (e == 0) e = resolve_roots(h, &pd);
-        if (e < 0) rc = report_errno(e, &c);
+        if (e == 0 && !pd.counts_only) e = resolve_roots(h, &pd);
+        if (e < 0 && rc == 0) rc = report_errno(e, &c);
     }
-    pending_free(&pd);
+    pending_free(h, &pd);
     if (rc < 0) hprof_free(h);
     return rc;
 }
 
 void hprof_free(struct hprof *h)
 {
-    free(h->obj_id);
-    free(h->obj_off);
-    free(h->obj_class);
-    free(h->obj_kind);
-    free(h->obj_shallow);
+    big_free(h->obj_id, h->obj_cap * sizeof *h->obj_id);
+    big_free(h->obj_off, h->obj_cap * sizeof *h->obj_off);
+    big_free(h->obj_class, h->obj_cap * sizeof *h->obj_class);
+    big_free(h->obj_kind, h->obj_cap * sizeof *h->obj_kind);
+    big_free(h->obj_shallow, h->obj_cap * sizeof *h->obj_shallow);
+    big_free(h->hash, (h->hash_mask + 1) * sizeof *h->hash);
     for (uint32_t i = 0; i < h->nclasses; i++) free(h->classes[i].name);
     free(h->classes);
     free(h->ref_offs);
+    free(h->class_count);
+    free(h->class_shallow);
     free(h->roots);
     free(h->thread_objects);
     free(h->strings);
-    free(h->bucket);
     hprof_file_close(&h->file);
     memset(h, 0, sizeof *h);
 }

@@ -1,5 +1,5 @@
 /* hprof_read: an HPROF 1.0.2 heap dump (HotSpot's GC.heap_dump, jmap -dump) read into compact arrays: one entry
- * per object, sorted by id, a class table, the GC roots, and the strings the names need. Every length is checked
+ * per object in the file's order with a hash from id to index, a class table, the GC roots, and the strings the names need. Every length is checked
  * against the record holding it; a bad file gives one error naming the offset and the record. */
 #ifndef DIAGTOP_HPROF_READ_H
 #define DIAGTOP_HPROF_READ_H
@@ -74,8 +74,13 @@ struct hprof {
     uint64_t timestamp_ms;
     struct hprof_layout layout;
 
+    /* one entry per object, in the file's order (HotSpot's is the heap's, region by region); with counts_only,
+     * only the first ones (enough to infer the layout) */
     uint32_t nobjects;
-    uint64_t *obj_id;   /* sorted */
+    uint64_t objects_seen;     /* every object in the file */
+    uint64_t *class_count, *class_shallow; /* per class index: its instances and their bytes in the JVM */
+    size_t obj_cap;     /* the arrays' room: as many objects as the file could hold */
+    uint64_t *obj_id;
     uint64_t *obj_off;  /* file offset of the sub-record's body (its id) */
     uint32_t *obj_class;
     uint8_t *obj_kind;
@@ -95,16 +100,15 @@ struct hprof {
     size_t nstrings;
     struct hprof_string *strings; /* sorted by id */
 
-    /* lookup of an id: the first object index for each bucket of (id - min) >> shift */
-    uint64_t id_min;
-    unsigned id_shift;
-    uint32_t *bucket;
-    size_t nbuckets;
+    /* lookup of an id: open addressing, each slot an object index + 1 (0: empty) */
+    uint32_t *hash;
+    uint64_t hash_mask;
 };
 
 struct hprof_read_opts {
     const char *tmpdir;
     const struct hprof_layout *layout; /* NULL: infer it */
+    int counts_only; /* per class counts and bytes, no index of objects (a histogram in one streaming pass) */
     int (*progress)(void *arg, uint64_t done, uint64_t total); /* nonzero: stop (cancelled) */
     void *progress_arg;
 };
@@ -115,6 +119,9 @@ void hprof_free(struct hprof *h);
 
 /* The object index of id, or HPROF_NONE. */
 uint32_t hprof_find(const struct hprof *h, uint64_t id);
+/* The same for n ids at once, the table's and the ids' cache lines fetched ahead: three times the lookups per
+ * second of one at a time, where the index is larger than the caches. */
+void hprof_find_many(const struct hprof *h, const uint64_t *ids, uint32_t *out, size_t n);
 /* A string's bytes (modified UTF-8, not terminated) and length; NULL if the id names none. */
 const char *hprof_string(const struct hprof *h, uint64_t id, uint32_t *len);
 /* An id read at p (the caller checked bounds). */
@@ -144,6 +151,8 @@ int hprof_class_statics(const struct hprof *h, uint32_t cls, int (*fn)(void *arg
                         void *arg);
 /* A field's value as an integer (sign-extended for signed types), or its id for a reference. */
 int64_t hprof_field_int(const struct hprof *h, const struct hprof_field *f);
-/* The known layouts, the first being HotSpot's default on 64 bits (compressed oops and class pointers). */
-extern const struct hprof_layout hprof_layouts[3];
+/* The known layouts, the first being HotSpot's default on 64 bits (compressed oops and class pointers), the
+ * last a 32-bit JVM's. */
+#define HPROF_LAYOUTS 4
+extern const struct hprof_layout hprof_layouts[HPROF_LAYOUTS];
 #endif
