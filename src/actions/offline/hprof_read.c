@@ -92,13 +92,15 @@ static uint64_t id_hash(uint64_t id) { return (id >> 3) * 0x9e3779b97f4a7c15ull;
  * each known layout, so the layout may be chosen after the pass. */
 struct tally {
     uint64_t key, count, bytes[HPROF_LAYOUTS];
+    uint32_t ord; /* its number, in the order first seen: what obj_class holds until classes are resolved */
     uint8_t kind;
     uint8_t used;
 };
+#define CLASS_OBJECT_ORD UINT32_MAX /* obj_class of a class object during the pass */
 
 struct pending {
-    uint64_t *class_id; /* per object: its class's id; a primitive array's element type */
     int counts_only;
+    struct { uint64_t key; uint8_t kind; } *ords; size_t nords, ords_cap; /* by tally number */
     struct tally *tally; size_t tally_cap, ntally; /* open addressing by key */
     size_t last;        /* the tally used last: objects of one class come in runs */
     struct { uint64_t obj; uint8_t kind; uint32_t serial; } *roots; size_t nroots, roots_cap;
@@ -126,6 +128,10 @@ static struct tally *tally_find(struct pending *pd, uint64_t key, uint8_t kind)
     size_t s = id_hash(key) & (pd->tally_cap - 1);
     while (pd->tally[s].used && pd->tally[s].key != key) s = (s + 1) & (pd->tally_cap - 1);
     if (!pd->tally[s].used) {
+        if (GROW(pd->ords, pd->ords_cap, pd->nords, 1024) < 0) return NULL;
+        pd->ords[pd->nords].key = key;
+        pd->ords[pd->nords].kind = kind;
+        pd->tally[s].ord = (uint32_t)pd->nords++;
         pd->tally[s].used = 1;
         pd->tally[s].key = key;
         pd->tally[s].kind = kind;
@@ -142,11 +148,11 @@ static int add_object(struct hprof *h, struct pending *pd, uint64_t id, uint64_t
 {
     size_t n = h->nobjects;
     h->objects_seen++;
-    if (pd->counts_only && kind != HPROF_OBJ_CLASS) {
-        struct tally *t = tally_find(pd, class_id, kind);
-        if (!t) return -ENOMEM;
+    struct tally *t = NULL;
+    if (kind != HPROF_OBJ_CLASS) {
+        if (!(t = tally_find(pd, class_id, kind))) return -ENOMEM;
         t->count++;
-        if (kind != HPROF_OBJ_INSTANCE)
+        if (pd->counts_only && kind != HPROF_OBJ_INSTANCE)
             for (int l = 0; l < HPROF_LAYOUTS; l++) {
                 unsigned elem = kind == HPROF_OBJ_ARRAY ? hprof_layouts[l].ref : hprof_type_size(h, (unsigned)class_id);
                 t->bytes[l] += align8(hprof_layouts[l].array_header + count * elem);
@@ -158,7 +164,7 @@ static int add_object(struct hprof *h, struct pending *pd, uint64_t id, uint64_t
     h->obj_off[n] = off;
     h->obj_kind[n] = kind;
     h->obj_shallow[n] = count; /* the element count until sizes are known */
-    pd->class_id[n] = class_id;
+    h->obj_class[n] = t ? t->ord : CLASS_OBJECT_ORD;
     h->nobjects++;
     return 0;
 }
@@ -532,39 +538,22 @@ static int resolve_classes(struct hprof *h, struct pending *pd)
     }
     uint32_t unknown = real + 8;
 
-    /* each object's class index, from the id collected: through a small table of class ids, cache-resident
-     * where a binary search per object was a seventh of the read */
-    h->obj_class = big_alloc(h->obj_cap * sizeof *h->obj_class);
-    uint64_t cslots = 16;
-    while (cslots < 2 * (uint64_t)real) cslots <<= 1;
-    uint32_t *ctab = calloc(cslots, sizeof *ctab);
-    if (!h->obj_class || !ctab) {
-        free(ctab);
-        return -ENOMEM;
-    }
-    for (uint32_t k = 0; k < real; k++) {
-        uint64_t s = id_hash(h->classes[k].id) & (cslots - 1);
-        while (ctab[s]) s = (s + 1) & (cslots - 1);
-        ctab[s] = k + 1;
-    }
-    for (uint32_t i = 0; i < h->nobjects; i++) {
+    /* each object's class index: obj_class holds the number of its class id's tally until now */
+    uint32_t *ordmap = malloc((pd->nords ? pd->nords : 1) * sizeof *ordmap);
+    if (!ordmap) return -ENOMEM;
+    for (size_t o = 0; o < pd->nords; o++) {
         uint32_t k = unknown;
-        switch (h->obj_kind[i]) {
-        case HPROF_OBJ_CLASS: k = h->class_object; break;
-        case HPROF_OBJ_PRIM_ARRAY:
+        if (pd->ords[o].kind == HPROF_OBJ_PRIM_ARRAY) {
             for (uint32_t j = 0; j < 8; j++)
-                if (h->classes[real + j].elem_type == pd->class_id[i]) k = real + j;
-            break;
-        default:
-            for (uint64_t s = id_hash(pd->class_id[i]) & (cslots - 1); ctab[s]; s = (s + 1) & (cslots - 1))
-                if (h->classes[ctab[s] - 1].id == pd->class_id[i]) {
-                    k = ctab[s] - 1;
-                    break;
-                }
+                if (h->classes[real + j].elem_type == pd->ords[o].key) k = real + j;
+        } else if ((k = class_find(h, pd->ords[o].key)) == HPROF_NONE) {
+            k = unknown;
         }
-        h->obj_class[i] = k;
+        ordmap[o] = k;
     }
-    free(ctab);
+    for (uint32_t i = 0; i < h->nobjects; i++)
+        h->obj_class[i] = h->obj_class[i] == CLASS_OBJECT_ORD ? h->class_object : ordmap[h->obj_class[i]];
+    free(ordmap);
     return 0;
 }
 
@@ -641,7 +630,7 @@ static int build_hash(struct hprof *h, char *err, size_t errlen)
 {
     enum { STEP = 256 };
     uint64_t slots = 16, slot[STEP];
-    while (slots < 2 * (uint64_t)h->nobjects) slots <<= 1;
+    while (slots < (uint64_t)h->nobjects + h->nobjects / 2) slots <<= 1; /* load 2/3 at most */
     if (!(h->hash = big_alloc(slots * sizeof *h->hash))) return -ENOMEM;
     h->hash_mask = slots - 1;
     for (uint32_t base = 0; base < h->nobjects; base += STEP) { /* slots fetched ahead, a batch at a time */
@@ -855,10 +844,10 @@ static int class_totals(struct hprof *h, struct pending *pd)
     return 0;
 }
 
-static void pending_free(struct hprof *h, struct pending *pd)
+static void pending_free(struct pending *pd)
 {
-    big_free(pd->class_id, h->obj_cap * sizeof *pd->class_id);
     free(pd->tally);
+    free(pd->ords);
     free(pd->roots);
     free(pd->names);
 }
@@ -886,8 +875,8 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
     h->obj_off = big_alloc(h->obj_cap * sizeof *h->obj_off);
     h->obj_kind = big_alloc(h->obj_cap * sizeof *h->obj_kind);
     h->obj_shallow = big_alloc(h->obj_cap * sizeof *h->obj_shallow);
-    pd.class_id = big_alloc(h->obj_cap * sizeof *pd.class_id);
-    int rc = h->obj_id && h->obj_off && h->obj_kind && h->obj_shallow && pd.class_id ? read_header(h, &c)
+    h->obj_class = big_alloc(h->obj_cap * sizeof *h->obj_class);
+    int rc = h->obj_id && h->obj_off && h->obj_kind && h->obj_shallow && h->obj_class ? read_header(h, &c)
                                                                                      : report_errno(-ENOMEM, &c);
     if (rc == 0) rc = read_records(h, &pd, &c, o);
     if (rc == 0) {
@@ -908,7 +897,7 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
         if (e == 0 && !pd.counts_only) e = resolve_roots(h, &pd);
         if (e < 0 && rc == 0) rc = report_errno(e, &c);
     }
-    pending_free(h, &pd);
+    pending_free(&pd);
     if (rc < 0) hprof_free(h);
     return rc;
 }
