@@ -95,7 +95,9 @@ int heap_analysis_open(struct heap_analysis **out, const char *path, const struc
         r.phase = "graph";
         rc = heap_graph_build(&a->g, &a->h, relay, &r);
         if (rc < 0) {
-            snprintf(err, errlen, rc == -ECANCELED ? "cancelled" : "out of memory building the reference graph");
+            snprintf(err, errlen, "%s", rc == -ECANCELED ? "cancelled"
+                                        : rc == -EOVERFLOW ? "more than 4 billion references: more than this reader indexes"
+                                                           : "out of memory building the reference graph");
             heap_analysis_close(a);
             return -1;
         }
@@ -138,7 +140,7 @@ void heap_analysis_summary(const struct heap_analysis *a, struct heap_summary *s
         s->weak_only = s->objects - s->reachable;
         s->weak_only_bytes = s->shallow_bytes - s->reachable_bytes;
         uint64_t nv = (uint64_t)a->g.n + 1;
-        s->index_bytes += nv * (8 + 4 + 8) + a->g.out_start[nv] * 4;
+        s->index_bytes += nv * (4 + 4 + 8) + (uint64_t)a->g.out_start[nv] * 4;
     }
 }
 
@@ -221,7 +223,7 @@ static void object_row(const struct heap_analysis *a, uint32_t v, struct heap_ob
     row->id = a->h.obj_id[v];
     row->class_name = heap_display_class(&a->h, v);
     row->is_class = a->h.obj_kind[v] == HPROF_OBJ_CLASS;
-    row->shallow = a->h.obj_shallow[v];
+    row->shallow = hprof_shallow(&a->h, v);
     row->retained = a->has_graph ? a->g.retained[v] : 0;
     row->reachable = a->has_graph && a->g.idom[v] != HPROF_NONE;
 }
@@ -239,7 +241,7 @@ static int sorts_after(const struct heap_analysis *a, uint32_t x, uint32_t y)
 {
     uint64_t rx = a->has_graph ? a->g.retained[x] : 0, ry = a->has_graph ? a->g.retained[y] : 0;
     if (rx != ry) return rx < ry;
-    if (a->h.obj_shallow[x] != a->h.obj_shallow[y]) return a->h.obj_shallow[x] < a->h.obj_shallow[y];
+    if (a->h.obj_shallow8[x] != a->h.obj_shallow8[y]) return a->h.obj_shallow8[x] < a->h.obj_shallow8[y];
     return a->h.obj_id[x] > a->h.obj_id[y];
 }
 

@@ -18,7 +18,7 @@ enum { BATCH = 4096 };
 struct edges {
     uint32_t *v;
     size_t n, cap;
-    uint64_t *start;  /* the graph's rows: start[w] set once w's edges are next */
+    uint32_t *start;  /* the graph's rows: start[w] set once w's edges are next */
     uint32_t next;    /* the first object whose row start is not set yet */
     uint64_t ids[BATCH];
     uint32_t owner[BATCH], found[BATCH];
@@ -27,6 +27,7 @@ struct edges {
 
 static int edge_add(struct edges *e, uint32_t to)
 {
+    if (e->n >= UINT32_MAX - 1) return -EOVERFLOW; /* rows are 32-bit offsets */
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 1 << 16;
         uint32_t *v = big_grow(e->v, e->cap * sizeof *v, cap * sizeof *v);
@@ -43,7 +44,7 @@ static int edges_flush(struct edges *e, const struct hprof *h)
 {
     hprof_find_many(h, e->ids, e->found, e->nids);
     for (size_t i = 0; i < e->nids; i++) {
-        while (e->next <= e->owner[i]) e->start[e->next++] = e->n;
+        while (e->next <= e->owner[i]) e->start[e->next++] = (uint32_t)e->n;
         if (e->found[i] != HPROF_NONE && e->found[i] != e->owner[i] && edge_add(e, e->found[i]) < 0) return -ENOMEM;
     }
     e->nids = 0;
@@ -65,7 +66,7 @@ uint64_t heap_graph_slots(const struct hprof *h)
     for (uint32_t v = 0; v < h->nobjects; v++) {
         const struct hprof_class *k = &h->classes[h->obj_class[v]];
         if (h->obj_kind[v] == HPROF_OBJ_INSTANCE) slots += k->ref_count + 1;
-        else if (h->obj_kind[v] == HPROF_OBJ_ARRAY) slots += h->obj_shallow[v] / h->layout.ref + 1;
+        else if (h->obj_kind[v] == HPROF_OBJ_ARRAY) slots += hprof_shallow(h, v) / h->layout.ref + 1;
         else if (h->obj_kind[v] == HPROF_OBJ_CLASS) slots += 6 + k->nstatics;
     }
     return slots;
@@ -158,7 +159,7 @@ static void *edge_job_run(void *arg)
         }
     }
     if (j->rc == 0 && edges_flush(j->e, h) < 0) j->rc = -ENOMEM;
-    while (j->rc == 0 && j->e->next < j->to) j->e->start[j->e->next++] = j->e->n;
+    while (j->rc == 0 && j->e->next < j->to) j->e->start[j->e->next++] = (uint32_t)j->e->n;
     return NULL;
 }
 
@@ -189,14 +190,14 @@ static int build_edges(struct heap_graph *g, const struct hprof *h,
     else edge_job_run(&j2);
     rc = j1.rc ? j1.rc : j2.rc;
     if (rc < 0) goto out;
-    for (uint32_t v = mid; v < n; v++) g->out_start[v] += e->n;
+    for (uint32_t v = mid; v < n; v++) g->out_start[v] += (uint32_t)e->n;
     for (size_t i = 0; i < e2->n && rc == 0; i++) rc = edge_add(e, e2->v[i]);
-    g->out_start[n] = e->n;
+    g->out_start[n] = (uint32_t)e->n;
     for (uint32_t r = 0; r < h->nroots && rc == 0; r++) rc = edge_add(e, h->roots[r].object);
     for (uint32_t v = 0; v < n && rc == 0; v++)
         if (h->obj_kind[v] == HPROF_OBJ_CLASS) rc = edge_add(e, v);
     if (rc < 0) goto out;
-    g->out_start[n + 1] = e->n;
+    g->out_start[n + 1] = (uint32_t)e->n;
     g->out = e->v;
     g->out_cap = e->cap;
     e->v = NULL;
@@ -207,10 +208,10 @@ out:
 }
 
 /* Predecessors, as rows like the forward ones. */
-static int build_preds(const struct heap_graph *g, uint64_t **pstart, uint32_t **pred)
+static int build_preds(const struct heap_graph *g, uint32_t **pstart, uint32_t **pred)
 {
     size_t nv = (size_t)g->n + 1, ne = g->out_start[nv];
-    uint64_t *start = big_alloc((nv + 1) * sizeof *start);
+    uint32_t *start = big_alloc((nv + 1) * sizeof *start);
     uint32_t *p = big_alloc(ne * sizeof *p);
     if (!start || !p) {
         big_free(start, (nv + 1) * sizeof *start);
@@ -231,7 +232,7 @@ static int build_preds(const struct heap_graph *g, uint64_t **pstart, uint32_t *
 /* Depth-first preorder from the super-root: pre[v] (HPROF_NONE if unreached), vertex[number], and each number's
  * DFS parent as a number. Returns the count reached. */
 static uint32_t dfs(const struct heap_graph *g, uint32_t *pre, uint32_t *vertex, uint32_t *parent, uint32_t *stack,
-                    uint64_t *next)
+                    uint32_t *next)
 {
     uint32_t nv = g->n + 1, count = 0, depth = 0;
     for (uint32_t v = 0; v < nv; v++) pre[v] = HPROF_NONE;
@@ -277,7 +278,7 @@ static uint32_t eval(uint32_t v, uint32_t *ancestor, uint32_t *label, const uint
 static int dominators(struct heap_graph *g, const struct hprof *h)
 {
     size_t nv = (size_t)g->n + 1, ne = g->out_start[nv], w4 = nv * 4;
-    uint64_t *pstart = NULL, *next = big_alloc(nv * sizeof *next);
+    uint32_t *pstart = NULL, *next = big_alloc(nv * sizeof *next);
     uint32_t *pred = NULL;
     uint32_t *pre = big_alloc(w4), *vertex = big_alloc(w4), *parent = big_alloc(w4);
     uint32_t *semi = big_alloc(w4), *label = big_alloc(w4), *ancestor = big_alloc(w4);
@@ -319,7 +320,7 @@ static int dominators(struct heap_graph *g, const struct hprof *h)
     for (uint32_t w = 1; w < count; w++) {
         uint32_t v = vertex[w];
         g->idom[v] = vertex[idom[w]];
-        g->retained[v] = h->obj_shallow[v];
+        g->retained[v] = hprof_shallow(h, v);
     }
     for (uint32_t w = count - 1; w > 0; w--) g->retained[vertex[idom[w]]] += g->retained[vertex[w]];
     g->reachable = count - 1;

@@ -11,7 +11,8 @@
 
 struct heap_graph {
     uint32_t n;           /* objects; vertex n is the super-root */
-    uint64_t *out_start;  /* n + 2 entries: the edges of v are out[out_start[v] .. out_start[v + 1]) */
+    uint32_t *out_start;  /* n + 2 entries: the edges of v are out[out_start[v] .. out_start[v + 1]); fewer than
+                           * 4 billion edges, as objects */
     uint32_t *out;
     size_t out_cap;
     uint32_t *idom;       /* the immediate dominator of each object, n for the roots, HPROF_NONE if unreachable */

@@ -163,7 +163,7 @@ static int add_object(struct hprof *h, struct pending *pd, uint64_t id, uint64_t
     h->obj_id[n] = id;
     h->obj_off[n] = off;
     h->obj_kind[n] = kind;
-    h->obj_shallow[n] = count; /* the element count until sizes are known */
+    h->obj_shallow8[n] = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count; /* the element count until sizes are known */
     h->obj_class[n] = t ? t->ord : CLASS_OBJECT_ORD;
     h->nobjects++;
     return 0;
@@ -596,7 +596,7 @@ static void infer_layout(struct hprof *h)
         if (h->obj_id[i + 1] <= h->obj_id[i] || d > 4096) continue;
         tried++;
         for (int l = 0; l < 3; l++)
-            if (object_size(h, &hprof_layouts[l], i, h->obj_shallow[i]) == d) match[l]++;
+            if (object_size(h, &hprof_layouts[l], i, h->obj_shallow8[i]) == d) match[l]++;
     }
     int pick = 0;
     for (int l = 1; l < 3; l++)
@@ -817,7 +817,7 @@ static int class_totals(struct hprof *h, struct pending *pd)
     if (!pd->counts_only) {
         for (uint32_t i = 0; i < h->nobjects; i++) {
             h->class_count[h->obj_class[i]]++;
-            h->class_shallow[h->obj_class[i]] += h->obj_shallow[i];
+            h->class_shallow[h->obj_class[i]] += hprof_shallow(h, i);
         }
         return 0;
     }
@@ -874,9 +874,9 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
     h->obj_id = big_alloc(h->obj_cap * sizeof *h->obj_id);
     h->obj_off = big_alloc(h->obj_cap * sizeof *h->obj_off);
     h->obj_kind = big_alloc(h->obj_cap * sizeof *h->obj_kind);
-    h->obj_shallow = big_alloc(h->obj_cap * sizeof *h->obj_shallow);
+    h->obj_shallow8 = big_alloc(h->obj_cap * sizeof *h->obj_shallow8);
     h->obj_class = big_alloc(h->obj_cap * sizeof *h->obj_class);
-    int rc = h->obj_id && h->obj_off && h->obj_kind && h->obj_shallow && h->obj_class ? read_header(h, &c)
+    int rc = h->obj_id && h->obj_off && h->obj_kind && h->obj_shallow8 && h->obj_class ? read_header(h, &c)
                                                                                      : report_errno(-ENOMEM, &c);
     if (rc == 0) rc = read_records(h, &pd, &c, o);
     if (rc == 0) {
@@ -886,8 +886,10 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
             if (l) h->layout = *l;
             else infer_layout(h);
             statics_sizes(h);
-            for (uint32_t i = 0; i < h->nobjects; i++)
-                h->obj_shallow[i] = object_size(h, &h->layout, i, h->obj_shallow[i]);
+            for (uint32_t i = 0; i < h->nobjects; i++) {
+                uint64_t units = object_size(h, &h->layout, i, h->obj_shallow8[i]) >> 3;
+                h->obj_shallow8[i] = units > UINT32_MAX ? UINT32_MAX : (uint32_t)units;
+            }
             e = class_totals(h, &pd);
             if (e == 0 && !pd.counts_only) {
                 e = build_hash(h, err, errlen);
@@ -908,7 +910,7 @@ void hprof_free(struct hprof *h)
     big_free(h->obj_off, h->obj_cap * sizeof *h->obj_off);
     big_free(h->obj_class, h->obj_cap * sizeof *h->obj_class);
     big_free(h->obj_kind, h->obj_cap * sizeof *h->obj_kind);
-    big_free(h->obj_shallow, h->obj_cap * sizeof *h->obj_shallow);
+    big_free(h->obj_shallow8, h->obj_cap * sizeof *h->obj_shallow8);
     big_free(h->hash, (h->hash_mask + 1) * sizeof *h->hash);
     for (uint32_t i = 0; i < h->nclasses; i++) free(h->classes[i].name);
     free(h->classes);

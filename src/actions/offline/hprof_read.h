@@ -84,7 +84,8 @@ struct hprof {
     uint64_t *obj_off;  /* file offset of the sub-record's body (its id) */
     uint32_t *obj_class;
     uint8_t *obj_kind;
-    uint64_t *obj_shallow; /* bytes in the JVM, by the layout */
+    uint32_t *obj_shallow8; /* bytes in the JVM, by the layout, in 8-byte units (every size is a multiple): 32 GiB
+                             * at most, twice HotSpot's biggest array; hprof_shallow() has bytes */
 
     uint32_t nclasses, nreal_classes; /* the real ones first, sorted by id; then synthetic ones */
     struct hprof_class *classes;
@@ -117,6 +118,7 @@ struct hprof_read_opts {
 int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *o, char *err, size_t errlen);
 void hprof_free(struct hprof *h);
 
+static inline uint64_t hprof_shallow(const struct hprof *h, uint32_t obj) { return (uint64_t)h->obj_shallow8[obj] << 3; }
 /* The object index of id, or HPROF_NONE. */
 uint32_t hprof_find(const struct hprof *h, uint64_t id);
 /* The same for n ids at once, the table's and the ids' cache lines fetched ahead: three times the lookups per
