@@ -210,6 +210,7 @@ bench: $(TEST_DEPS_STAMP)
 	@bench/agents
 	@bench/agent
 	@bench/serve
+	@bench/hprof
 	@bench/watch
 
 install: all

@@ -1,5 +1,5 @@
-/* cmd_analyze: parse the options, open the dump (and the older one for --diff, histogram only), ask the
- * analysis what the options name, and print it as text or JSON. */
+/* cmd_analyze: parse the options, open the dump, ask it what the options name (heap_report_build, which opens the
+ * older dump for --diff), and print the report as text or JSON. */
 #include "cmd_analyze.h"
 
 #include <getopt.h>
@@ -120,82 +120,6 @@ static int parse(struct analyze_cli *c, int argc, char **argv)
     return 0;
 }
 
-/* What was asked, into the report; everything it points at is freed by report_free. */
-struct owned {
-    struct heap_class_row *histogram, *old_histogram;
-    struct heap_object_row *dominators, *instances, object;
-    struct heap_paths paths;
-    struct heap_suspect *suspects;
-    struct heap_field *fields;
-    struct heap_diff_row *diff;
-    struct heap_analysis *older;
-};
-
-static int fill(const struct analyze_cli *c, struct heap_analysis *a, struct heap_report *r, struct owned *w,
-                char *err, size_t errlen)
-{
-    int plain = !c->cls && !c->paths && !c->object && !c->diff && c->share <= 0;
-    if ((plain || c->json || c->diff) && heap_analysis_histogram(a, &w->histogram, &r->nhistogram) < 0) goto nomem;
-    r->histogram = plain || c->json ? w->histogram : NULL;
-    if (plain && heap_analysis_dominators(a, 20, &w->dominators, &r->ndominators) < 0) goto nomem;
-    r->dominators = w->dominators;
-    if (c->cls) {
-        if (heap_analysis_instances(a, c->cls, c->count_set ? c->count : 20, &w->instances, &r->ninstances,
-                                    &r->instances_total, err, errlen) < 0)
-            return -1;
-        r->instances = w->instances;
-        r->instances_of = r->ninstances ? w->instances[0].class_name : c->cls;
-    }
-    if (c->paths) {
-        if (heap_analysis_paths(a, c->paths, c->count_set ? c->count : SIZE_MAX, &w->paths, err, errlen) < 0) return -1;
-        r->paths = &w->paths;
-    }
-    if (c->share > 0) {
-        if (heap_analysis_suspects(a, c->share, &w->suspects, &r->nsuspects) < 0) goto nomem;
-        r->suspects = w->suspects;
-        r->suspect_share = c->share;
-    }
-    if (c->object) {
-        if (heap_analysis_fields(a, c->object, c->count_set ? c->count : 100, &w->fields, &r->nfields, &w->object, err,
-                                 errlen) < 0)
-            return -1;
-        r->object = &w->object;
-        r->fields = w->fields;
-    }
-    if (c->diff) {
-        struct heap_analysis_opts oo = c->opts;
-        oo.histogram_only = 1;
-        size_t nold;
-        char e2[600];
-        if (heap_analysis_open(&w->older, c->diff, &oo, e2, sizeof e2) < 0) {
-            snprintf(err, errlen, "--diff: %s", e2);
-            return -1;
-        }
-        if (heap_analysis_histogram(w->older, &w->old_histogram, &nold) < 0 ||
-            heap_histogram_diff(w->histogram, r->nhistogram, w->old_histogram, nold, &w->diff, &r->ndiff) < 0)
-            goto nomem;
-        r->diff = w->diff;
-        r->diff_path = c->diff;
-    }
-    return 0;
-nomem:
-    snprintf(err, errlen, "out of memory");
-    return -1;
-}
-
-static void owned_free(struct owned *w, size_t nsuspects, size_t nfields)
-{
-    free(w->histogram);
-    free(w->old_histogram);
-    free(w->dominators);
-    free(w->instances);
-    heap_paths_free(&w->paths);
-    heap_suspects_free(w->suspects, nsuspects);
-    heap_fields_free(w->fields, nfields);
-    free(w->diff);
-    heap_analysis_close(w->older);
-}
-
 /* A core file named by mistake (issue 22 reads those): say so rather than "not an HPROF heap dump". */
 static int is_elf(const char *path)
 {
@@ -223,17 +147,14 @@ int cmd_analyze(int argc, char **argv)
         fprintf(stderr, "diagtop analyze: %s\n", err);
         return 1;
     }
+    struct heap_query q = {c.cls, c.paths, c.object, c.diff, c.count_set ? c.count : 0, c.share, c.json, &c.opts};
     struct heap_report r;
-    memset(&r, 0, sizeof r);
-    r.path = c.path;
-    r.limit = c.limit;
-    struct owned w;
-    memset(&w, 0, sizeof w);
     int status = 1;
-    if (fill(&c, a, &r, &w, err, sizeof err) < 0) {
+    if (heap_report_build(a, &q, &r, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop analyze: %s\n", err);
     } else {
-        heap_analysis_summary(a, &r.summary);
+        r.path = c.path;
+        r.limit = c.limit;
         if (c.json) {
             char *doc = hprof_json_report(&r);
             status = doc ? output_write("analyze", c.output, doc, 0) : 1;
@@ -246,8 +167,8 @@ int cmd_analyze(int argc, char **argv)
             }
             text_lines_free(&tl);
         }
+        heap_report_free(&r);
     }
-    owned_free(&w, r.nsuspects, r.nfields);
     heap_analysis_close(a);
     return status;
 }

@@ -92,19 +92,40 @@ struct heap_diff_row {
     int64_t dcount, dshallow;  /* newer minus older */
 };
 
-/* Everything one `diagtop analyze` asked for, as the renderers take it: NULL or 0 where not asked. */
+/* What to ask of a dump: NULL or 0 where not asked; none of cls, paths, object, diff and share: the default
+ * report (histogram and the biggest dominators). */
+struct heap_query {
+    const char *cls, *paths, *object, *diff; /* --class, --paths, --object, --diff OLD */
+    size_t count;           /* instances listed or followed, array elements shown; 0: each one's default */
+    double share;           /* --suspects: this share of the reachable heap or more */
+    int histogram;          /* the histogram even with other questions (JSON always has it) */
+    const struct heap_analysis_opts *diff_opts; /* how to open the older dump (its histogram only) */
+};
+
+/* Everything asked, as the renderers take it, owning what it points at (heap_report_free). */
 struct heap_report {
     const char *path;
     struct heap_summary summary;
-    const struct heap_class_row *histogram; size_t nhistogram;
-    const struct heap_object_row *dominators; size_t ndominators;
-    const char *instances_of; const struct heap_object_row *instances; size_t ninstances; uint64_t instances_total;
-    const struct heap_paths *paths;
-    const struct heap_suspect *suspects; size_t nsuspects; double suspect_share;
-    const struct heap_object_row *object; const struct heap_field *fields; size_t nfields;
-    const char *diff_path; const struct heap_diff_row *diff; size_t ndiff;
+    struct heap_class_row *histogram; size_t nhistogram;
+    struct heap_object_row *dominators; size_t ndominators;
+    const char *instances_of; struct heap_object_row *instances; size_t ninstances; uint64_t instances_total;
+    struct heap_paths *paths;
+    struct heap_suspect *suspects; size_t nsuspects; double suspect_share;
+    struct heap_object_row *object; struct heap_field *fields; size_t nfields;
+    const char *diff_path; struct heap_diff_row *diff; size_t ndiff;
     size_t limit; /* rows shown of the histogram and the diff (JSON has them all) */
+    /* owned, not rendered */
+    struct heap_paths paths_store;
+    struct heap_object_row object_store;
+    struct heap_class_row *old_histogram;
+    struct heap_analysis *older;
 };
+
+/* Answers q from a into r (zeroed first; path and limit are the caller's to set after). Returns 0, or -1 with err
+ * set (an unknown class or object, an older dump that does not open, memory); r is then freed. */
+int heap_report_build(struct heap_analysis *a, const struct heap_query *q, struct heap_report *r, char *err,
+                      size_t errlen);
+void heap_report_free(struct heap_report *r);
 
 int heap_analysis_open(struct heap_analysis **out, const char *path, const struct heap_analysis_opts *o, char *err,
                        size_t errlen);
