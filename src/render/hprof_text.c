@@ -194,19 +194,20 @@ static int diff(const struct heap_report *r, struct text_lines *o)
 
 int hprof_text_report(const struct heap_report *r, struct text_lines *out)
 {
+    /* the answers first, the tables after */
     int rc = summary(r, out);
-    if (r->histogram) rc |= histogram(r, out);
-    if (r->dominators) rc |= objects("Biggest objects by retained size (the dominator tree's top):", r->dominators,
-                                     r->ndominators, r->ndominators, r->summary.reachable_bytes, out);
+    if (r->suspect_share > 0) rc |= suspects(r, out);
+    if (r->paths) rc |= paths(r->paths, out);
     if (r->instances_of) {
         char t[1100], nm[1024];
         snprintf(t, sizeof t, "Instances of %s: %llu", clean(r->instances_of, nm, sizeof nm),
                  (unsigned long long)r->instances_total);
         rc |= objects(t, r->instances, r->ninstances, r->instances_total, r->summary.reachable_bytes, out);
     }
-    if (r->paths) rc |= paths(r->paths, out);
-    if (r->suspects || r->suspect_share > 0) rc |= suspects(r, out);
     if (r->object) rc |= fields(r, out);
     if (r->diff) rc |= diff(r, out);
+    if (r->histogram) rc |= histogram(r, out);
+    if (r->dominators) rc |= objects("Biggest objects by retained size (the dominator tree's top):", r->dominators,
+                                     r->ndominators, r->ndominators, r->summary.reachable_bytes, out);
     return rc ? -ENOMEM : 0;
 }

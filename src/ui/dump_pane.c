@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "actions/dump/dump.h"
+#include "actions/offline/heap_analysis.h"
 #include "util/dump_path.h"
 #include "actions/runtimes/provider.h"
+#include "render/hprof_text.h"
 #include "render/rt_text.h"
 #include "collect/proctable.h"
 #include "util/clock.h"
@@ -16,7 +18,8 @@
 #include "pane.h"
 #include "tui_state.h"
 
-/* A core file, or for a JVM its heap dump (the JVM writes it, the provider copies it into the dump directory). */
+/* A core file, or for a JVM its heap dump (the JVM writes it, the provider copies it into the dump directory),
+ * which a then reads here: summary, suspects with their paths, the histogram with retained sizes. */
 struct dump_pane {
     int pid;
     char path[4096], dir[4096];
@@ -31,7 +34,48 @@ struct dump_pane {
     /* Written by the worker, read by the screen: progress is only displayed, so torn reads do no harm. */
     volatile unsigned long long done, total;
     double started;
+    /* a: the heap dump analyzed (the job's second kind of work) */
+    int analyzing, analyzed;
+    const char *volatile phase;
+    struct heap_analysis *analysis; /* kept while its report is shown: the report names its classes */
+    struct heap_report report;
+    struct job *job;
 };
+
+/* Drops an analysis and its report (a new dump, the pane closing: a big heap's index is worth its memory only
+ * while shown). */
+static void analysis_drop(struct dump_pane *dp)
+{
+    if (dp->analyzed) heap_report_free(&dp->report);
+    heap_analysis_close(dp->analysis);
+    dp->analysis = NULL;
+    dp->analyzed = 0;
+}
+
+/* The analysis's progress: shown, and Esc (the job's cancel flag) stops it. */
+static int on_analysis_progress(void *arg, const char *phase, uint64_t done, uint64_t total)
+{
+    struct dump_pane *dp = arg;
+    dp->phase = phase;
+    dp->done = done;
+    dp->total = total;
+    return dp->job && dp->job->cancel;
+}
+
+static void run_analysis(struct job *j)
+{
+    struct dump_pane *dp = j->arg;
+    dp->job = j;
+    struct heap_analysis_opts o = {.progress = on_analysis_progress, .progress_arg = dp};
+    dp->rc = heap_analysis_open(&dp->analysis, dp->heap_file.path, &o, dp->err, sizeof dp->err);
+    if (dp->rc == 0) {
+        struct heap_query q = {.share = 0.1, .histogram = 1};
+        dp->rc = heap_report_build(dp->analysis, &q, &dp->report, dp->err, sizeof dp->err);
+        dp->analyzed = dp->rc == 0;
+        dp->report.path = dp->heap_file.path;
+        dp->report.limit = 30;
+    }
+}
 
 static void on_progress(void *arg, unsigned long long done, unsigned long long total)
 {
@@ -51,6 +95,12 @@ static void run(struct job *j)
 static void progress(const struct pane *p, char *buf, size_t n)
 {
     const struct dump_pane *dp = p->state;
+    if (dp->analyzing) {
+        const char *phase = dp->phase;
+        snprintf(buf, n, "Analyzing %s: %s %.0f%%  (Esc stops)", dp->heap_file.path, phase ? phase : "opening",
+                 dp->total ? 100.0 * (double)dp->done / (double)dp->total : 0.0);
+        return;
+    }
     if (dp->heap_chosen) {
         snprintf(buf, n, "The JVM %d writes its heap dump (%s)...", dp->pid, dp->heap->name);
         return;
@@ -71,14 +121,23 @@ static void render(struct pane *p)
 {
     struct dump_pane *dp = p->state;
     struct text_lines tl = {0};
-    if (dp->rc < 0) {
+    if (dp->rc < 0 && dp->analyzing) {
+        text_lines_add(&tl, "The heap dump %s was not analyzed: %s", dp->heap_file.path, dp->err);
+        text_lines_add(&tl, "(a analyzes it again; diagtop analyze %s does it offline)", dp->heap_file.path);
+    } else if (dp->rc < 0) {
         text_lines_add(&tl, "No dump: %s", dp->err);
         text_lines_add(&tl, "(no file was left behind; the process runs on)");
+    } else if (dp->analyzed) {
+        hprof_text_report(&dp->report, &tl);
+        text_lines_add(&tl, "%s", "");
+        text_lines_add(&tl, "More offline: diagtop analyze %s --paths CLASS | --class CLASS | --object 0xID",
+                       dp->heap_file.path);
     } else if (dp->heap_chosen) {
         text_lines_add(&tl, "Heap dump");
         rt_text_file(&dp->heap_file, &tl);
         text_lines_add(&tl, "%s", "");
-        text_lines_add(&tl, "Open it with Eclipse MAT, VisualVM or jhat after gunzip.");
+        text_lines_add(&tl, "a: analyze it here (retained sizes, leak suspects and the paths that hold them);");
+        text_lines_add(&tl, "or offline: diagtop analyze %s, Eclipse MAT, VisualVM.", dp->heap_file.path);
     } else {
         const struct dump_result *r = &dp->result;
         text_lines_add(&tl, "Core file      %s", r->path);
@@ -119,6 +178,8 @@ static unsigned start(struct tui *t, void *arg, int key)
     struct pane *p = arg;
     struct dump_pane *dp = p->state;
     dp->heap_chosen = key == 'h';
+    dp->analyzing = 0;
+    analysis_drop(dp);
     rt_file_free(&dp->heap_file);
     pane_set_title(p, "%s of %d (%s)", dp->heap_chosen ? "Heap dump" : "Dump", dp->pid, p->proc_name);
     pane_show(t, p);
@@ -183,25 +244,61 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_PENDING;
 }
 
+/* a, once a heap dump is written: reads it in the pane's job. */
+static unsigned key(struct tui *t, struct pane *p, int k)
+{
+    struct dump_pane *dp = p->state;
+    if (k != 'a') return PANE_KEY_UNHANDLED;
+    if (!dp->heap_chosen || !dp->heap_file.path || (dp->rc < 0 && !dp->analyzing) || p->job.running) {
+        tui_set_status(t, 1, "a analyzes a heap dump once written (D, then h, on a JVM)");
+        return EFFECT_NONE;
+    }
+    analysis_drop(dp);
+    dp->analyzing = 1;
+    dp->phase = NULL;
+    dp->done = dp->total = 0;
+    pane_set_busy(p, "Analyzing...", clock_monotonic_seconds());
+    if (pane_start_job(p, run_analysis) < 0) {
+        dp->rc = -1;
+        snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
+        render(p);
+    }
+    return EFFECT_NONE;
+}
+
 static void ready(struct tui *t, struct pane *p)
 {
     struct dump_pane *dp = p->state;
     if (t->panes.front == p) render(p);
-    tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : dp->heap_chosen ? "heap dump written to %s" :
-                   "core written to %s", dp->rc < 0 ? dp->err : dp->heap_chosen ? dp->heap_file.path : dp->result.path);
+    if (dp->analyzing)
+        tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "analysis failed: %s" : "heap dump analyzed: %s",
+                       dp->rc < 0 ? dp->err : dp->heap_file.path);
+    else
+        tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : dp->heap_chosen ? "heap dump written to %s" :
+                       "core written to %s", dp->rc < 0 ? dp->err : dp->heap_chosen ? dp->heap_file.path : dp->result.path);
+}
+
+static void closed(struct pane *p, int stopped)
+{
+    (void)stopped;
+    analysis_drop(p->state);
 }
 
 static void destroy(struct pane *p)
 {
     struct dump_pane *dp = p->state;
+    analysis_drop(dp);
     rt_file_free(&dp->heap_file);
 }
 
 const struct pane_class dump_pane_class = {
     .name = "dump",
+    .keys_help = "a analyze heap dump|a analyze",
     .state_size = sizeof(struct dump_pane),
     .open = open_pane,
+    .key = key,
     .ready = ready,
+    .closed = closed,
     .progress = progress,
     .destroy = destroy,
 };
