@@ -478,9 +478,9 @@ struct string_fields {
 static int string_field(void *arg, const struct hprof_field *f)
 {
     struct string_fields *sf = arg;
-    if (f->name_len == 5 && memcmp(f->name, "value", 5) == 0 && f->type == HPROF_OBJECT)
+    if (f->type == HPROF_OBJECT && hprof_field_is(sf->h, f, "value"))
         sf->value = hprof_id_at(sf->h, f->value);
-    else if (f->name_len == 5 && memcmp(f->name, "coder", 5) == 0 && f->type == HPROF_BYTE)
+    else if (f->type == HPROF_BYTE && hprof_field_is(sf->h, f, "coder"))
         sf->coder = f->value[0];
     return 0;
 }
@@ -575,7 +575,7 @@ static void value_text(const struct heap_analysis *a, unsigned type, const unsig
                      heap_display_class(h, v));
         return;
     }
-    struct hprof_field f = {NULL, 0, type, p, 0};
+    struct hprof_field f = {0, type, p, 0};
     int64_t v = hprof_field_int(h, &f);
     if (type == HPROF_FLOAT) {
         uint32_t u = (uint32_t)v;
@@ -625,8 +625,9 @@ static int push_named(void *arg, const struct hprof_field *f)
 {
     struct fields_out *fo = arg;
     char name[300];
-    snprintf(name, sizeof name, "%s%.*s", fo->is_static ? "static " : "", f->name ? (int)f->name_len : 1,
-             f->name ? f->name : "?");
+    uint32_t len;
+    const char *fname = hprof_field_name(&fo->a->h, f, &len);
+    snprintf(name, sizeof name, "%s%.*s", fo->is_static ? "static " : "", fname ? (int)len : 1, fname ? fname : "?");
     return field_push(fo, name, f->type, f->value);
 }
 

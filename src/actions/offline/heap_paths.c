@@ -54,7 +54,7 @@ struct name_find {
 static int find_name_field(void *arg, const struct hprof_field *f)
 {
     struct name_find *nf = arg;
-    if (f->type == HPROF_OBJECT && f->name && f->name_len == 4 && memcmp(f->name, "name", 4) == 0) {
+    if (f->type == HPROF_OBJECT && hprof_field_is(nf->h, f, "name")) {
         nf->id = hprof_id_at(nf->h, f->value);
         return 1;
     }
@@ -108,7 +108,9 @@ static int match_field(void *arg, const struct hprof_field *f)
 {
     struct field_of *fo = arg;
     if (f->type != HPROF_OBJECT || hprof_id_at(fo->h, f->value) != fo->id) return 0;
-    snprintf(fo->buf, fo->n, "%.*s%s", f->name ? (int)f->name_len : 1, f->name ? f->name : "?",
+    uint32_t len;
+    const char *name = hprof_field_name(fo->h, f, &len);
+    snprintf(fo->buf, fo->n, "%.*s%s", name ? (int)len : 1, name ? name : "?",
              fo->is_static ? " (static)" : "");
     return 1;
 }
@@ -173,15 +175,13 @@ static uint32_t node_add(struct tree *t, uint32_t parent, const char *label, con
     return id;
 }
 
-/* The child of parent for this step (top nodes: for this root object), made if new. */
+/* The child of parent for this step, made if new. */
 static uint32_t node_step(struct tree *t, uint32_t parent, const char *label, const char *cls, uint64_t obj)
 {
     struct heap_paths *p = t->p;
-    uint32_t c = parent == HEAP_NO_NODE ? (p->nnodes ? 0 : HEAP_NO_NODE) : p->nodes[parent].first_child;
-    for (; c != HEAP_NO_NODE; c = p->nodes[c].next_sibling) {
+    for (uint32_t c = p->nodes[parent].first_child; c != HEAP_NO_NODE; c = p->nodes[c].next_sibling) {
         const struct heap_path_node *nd = &p->nodes[c];
-        if (parent == HEAP_NO_NODE ? nd->object == obj : nd->class_name == cls && strcmp(nd->label, label) == 0)
-            return c;
+        if (nd->class_name == cls && strcmp(nd->label, label) == 0) return c;
     }
     return node_add(t, parent, label, cls, obj);
 }
@@ -205,11 +205,19 @@ static int merge_path(struct heap_analysis *a, struct tree *t, uint32_t v, uint3
     uint32_t node = HEAP_NO_NODE;
     char label[256];
     for (size_t i = len; i-- > 0;) {
-        uint32_t x = (*chain)[i];
-        if (i == len - 1) heap_root_label(h, x, label, sizeof label);
-        else heap_edge_label(h, (*chain)[i + 1], x, label, sizeof label);
-        uint32_t next = node_step(t, node, label, i == len - 1 ? heap_display_class(h, x) : h->classes[h->obj_class[x]].name,
-                                  h->obj_id[x]);
+        uint32_t x = (*chain)[i], next = HEAP_NO_NODE;
+        if (i == len - 1) { /* a root seen before keeps its node: its label (a scan of the roots) is made once */
+            for (uint32_t c = t->p->nnodes ? 0 : HEAP_NO_NODE; c != HEAP_NO_NODE && next == HEAP_NO_NODE;
+                 c = t->p->nodes[c].next_sibling)
+                if (t->p->nodes[c].object == h->obj_id[x]) next = c;
+            if (next == HEAP_NO_NODE) {
+                heap_root_label(h, x, label, sizeof label);
+                next = node_add(t, HEAP_NO_NODE, label, heap_display_class(h, x), h->obj_id[x]);
+            }
+        } else {
+            heap_edge_label(h, (*chain)[i + 1], x, label, sizeof label);
+            next = node_step(t, node, label, h->classes[h->obj_class[x]].name, h->obj_id[x]);
+        }
         if (next == HEAP_NO_NODE) return -ENOMEM;
         node = next;
         struct heap_path_node *nd = &t->p->nodes[node];

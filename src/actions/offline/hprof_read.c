@@ -722,10 +722,9 @@ int hprof_instance_fields(const struct hprof *h, uint32_t obj, int (*fn)(void *a
         const struct hprof_class *c = &h->classes[s];
         const unsigned char *p = h->file.bytes + c->fields_off;
         for (unsigned i = 0; c->fields_off && i < c->nfields; i++, p += h->id_size + 1) {
-            struct hprof_field f = {NULL, 0, p[h->id_size], d + off, s};
+            struct hprof_field f = {hprof_id_at(h, p), p[h->id_size], d + off, s};
             unsigned sz = hprof_type_size(h, f.type);
             if (off + sz > len) return 0;
-            f.name = hprof_string(h, hprof_id_at(h, p), &f.name_len);
             int rc = fn(arg, &f);
             if (rc) return rc;
             off += sz;
@@ -740,13 +739,25 @@ int hprof_class_statics(const struct hprof *h, uint32_t cls, int (*fn)(void *arg
     const struct hprof_class *c = &h->classes[cls];
     const unsigned char *p = h->file.bytes + c->statics_off;
     for (unsigned i = 0; c->statics_off && i < c->nstatics; i++) {
-        struct hprof_field f = {NULL, 0, p[h->id_size], p + h->id_size + 1, cls};
-        f.name = hprof_string(h, hprof_id_at(h, p), &f.name_len);
+        struct hprof_field f = {hprof_id_at(h, p), p[h->id_size], p + h->id_size + 1, cls};
         int rc = fn(arg, &f);
         if (rc) return rc;
         p += h->id_size + 1 + hprof_type_size(h, f.type);
     }
     return 0;
+}
+
+const char *hprof_field_name(const struct hprof *h, const struct hprof_field *f, uint32_t *len)
+{
+    *len = 0;
+    return hprof_string(h, f->name_id, len);
+}
+
+int hprof_field_is(const struct hprof *h, const struct hprof_field *f, const char *name)
+{
+    uint32_t len;
+    const char *s = hprof_field_name(h, f, &len);
+    return s && len == strlen(name) && memcmp(s, name, len) == 0;
 }
 
 int64_t hprof_field_int(const struct hprof *h, const struct hprof_field *f)

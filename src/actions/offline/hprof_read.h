@@ -138,8 +138,7 @@ const unsigned char *hprof_array_elems(const struct hprof *h, uint32_t obj, uint
 uint32_t hprof_class_of_object(const struct hprof *h, uint32_t obj);
 /* One field of an instance (its superclasses' included) or one static of a class. */
 struct hprof_field {
-    const char *name; /* modified UTF-8, not terminated; NULL when the dump lacks the string */
-    uint32_t name_len;
+    uint64_t name_id; /* its name's string id: hprof_field_name, looked up only when wanted */
     unsigned type;
     const unsigned char *value; /* hprof_type_size(type) bytes, big-endian */
     uint32_t declared_in;       /* the class index declaring it */
@@ -151,6 +150,10 @@ int hprof_instance_fields(const struct hprof *h, uint32_t obj, int (*fn)(void *a
 /* The same over a class's statics. */
 int hprof_class_statics(const struct hprof *h, uint32_t cls, int (*fn)(void *arg, const struct hprof_field *f),
                         void *arg);
+/* A field's name (modified UTF-8, not terminated) and length; NULL when the dump lacks the string. */
+const char *hprof_field_name(const struct hprof *h, const struct hprof_field *f, uint32_t *len);
+/* Whether a field is named name. */
+int hprof_field_is(const struct hprof *h, const struct hprof_field *f, const char *name);
 /* A field's value as an integer (sign-extended for signed types), or its id for a reference. */
 int64_t hprof_field_int(const struct hprof *h, const struct hprof_field *f);
 /* The known layouts, the first being HotSpot's default on 64 bits (compressed oops and class pointers), the
