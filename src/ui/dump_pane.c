@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "actions/dump/dump.h"
 #include "actions/offline/heap_analysis.h"
@@ -36,6 +37,7 @@ struct dump_pane {
     double started;
     /* a: the heap dump analyzed (the job's second kind of work) */
     int analyzing, analyzed;
+    char who[TUI_TEXT_MAX];         /* w in a JVM's leak view: the class whose holders are asked for, else empty */
     const char *volatile phase;
     struct heap_analysis *analysis; /* kept while its report is shown: the report names its classes */
     struct heap_report report;
@@ -69,7 +71,9 @@ static void run_analysis(struct job *j)
     struct heap_analysis_opts o = {.progress = on_analysis_progress, .progress_arg = dp};
     dp->rc = heap_analysis_open(&dp->analysis, dp->heap_file.path, &o, dp->err, sizeof dp->err);
     if (dp->rc == 0) {
+        /* who holds a class: the merged paths to its instances; else the suspects and the histogram */
         struct heap_query q = {.share = 0.1, .histogram = 1};
+        if (dp->who[0]) q = (struct heap_query){.paths = dp->who};
         dp->rc = heap_report_build(dp->analysis, &q, &dp->report, dp->err, sizeof dp->err);
         dp->analyzed = dp->rc == 0;
         dp->report.path = dp->heap_file.path;
@@ -90,6 +94,10 @@ static void run(struct job *j)
     dp->opts.cancel = dp->rq.cancel = &j->cancel;
     if (dp->heap_chosen) dp->rc = dp->heap->heap_dump(&dp->rq, &dp->heap_file, dp->err, sizeof dp->err);
     else dp->rc = dump_write(dp->pid, &dp->opts, &dp->result, dp->err, sizeof dp->err);
+    if (dp->rc == 0 && dp->who[0] && !j->cancel) { /* then read at once, for the holders asked about */
+        dp->analyzing = 1;
+        run_analysis(j);
+    }
 }
 
 static void progress(const struct pane *p, char *buf, size_t n)
@@ -179,6 +187,7 @@ static unsigned start(struct tui *t, void *arg, int key)
     struct dump_pane *dp = p->state;
     dp->heap_chosen = key == 'h';
     dp->analyzing = 0;
+    dp->who[0] = '\0';
     analysis_drop(dp);
     rt_file_free(&dp->heap_file);
     pane_set_title(p, "%s of %d (%s)", dp->heap_chosen ? "Heap dump" : "Dump", dp->pid, p->proc_name);
@@ -195,6 +204,64 @@ static unsigned start(struct tui *t, void *arg, int key)
         render(p);
     }
     return EFFECT_NONE;
+}
+
+/* w in a JVM's leak view: a heap dump, then the paths from GC roots to the class's instances. Asked first: the JVM
+ * pauses for a full GC and the write. */
+static unsigned start_holders(struct tui *t, void *arg, int key)
+{
+    (void)key;
+    struct pane *p = arg;
+    struct dump_pane *dp = p->state;
+    analysis_drop(dp);
+    rt_file_free(&dp->heap_file);
+    dp->heap_chosen = 1;
+    dp->analyzing = 0;
+    char cls[120];
+    text_sanitize_display(cls, sizeof cls, dp->who, strlen(dp->who));
+    pane_set_title(p, "Who holds %s in %d (%s)", cls, dp->pid, p->proc_name);
+    pane_show(t, p);
+    pane_set_busy(p, "Heap dump...", clock_monotonic_seconds());
+    if (pane_start_job(p, run) < 0) {
+        dp->rc = -1;
+        snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
+        render(p);
+    }
+    return EFFECT_NONE;
+}
+
+static enum pane_open_result open_holders(struct tui *t, struct pane *p, const struct proc_row *row)
+{
+    struct dump_pane *dp = p->state;
+    if (p->job.running) {
+        tui_set_status(t, 1, "a heap dump is already being written or read");
+        return PANE_REFUSED;
+    }
+    dp->pid = row->tgid;
+    snprintf(dp->who, sizeof dp->who, "%s", t->pane_arg);
+    t->pane_arg[0] = '\0';
+    char why[256], err[256];
+    if (!dp->who[0] || !(dp->heap = provider_choose(dp->pid, OP_HEAP_DUMP, 0, why, sizeof why))) {
+        tui_set_status(t, 1, "who holds these: no heap dump of %d (%s)", dp->pid, dp->who[0] ? why : "no class chosen");
+        return PANE_REFUSED;
+    }
+    if (dump_directory(NULL, t->s->dump_dir, dp->dir, sizeof dp->dir, err, sizeof err) < 0) {
+        tui_set_status(t, 1, "%s", err);
+        return PANE_REFUSED;
+    }
+    provider_request_default(&dp->rq, dp->pid);
+    dp->rq.timeout = t->s->agent_timeout;
+    dp->rq.save_dir = dp->dir;
+    char heap[160] = "its heap", cls[120], question[768];
+    if (dp->heap->gc_pause) dp->heap->gc_pause(dp->pid, heap, sizeof heap);
+    struct statvfs fs;
+    double free_gib = statvfs(dp->dir, &fs) == 0 ? (double)fs.f_bavail * (double)fs.f_frsize / 1073741824.0 : -1;
+    text_sanitize_display(cls, sizeof cls, dp->who, strlen(dp->who));
+    snprintf(question, sizeof question,
+             "Who holds %s: a heap dump pauses %d for a full GC and its write (%s), into %.120s (%.1f GiB free), "
+             "then read here. Go on? [y/N] ", cls, dp->pid, heap, dp->dir, free_gib);
+    keymap_ask(t, question, "y", start_holders, p, "no heap dump taken");
+    return PANE_PENDING;
 }
 
 /* D: asks first, naming the file and the estimated size. */
@@ -290,6 +357,19 @@ static void destroy(struct pane *p)
     analysis_drop(dp);
     rt_file_free(&dp->heap_file);
 }
+
+/* The same pane, opened by w in a JVM's leak view (heap_pane): it shares the dump pane's state type and work. */
+const struct pane_class holders_pane_class = {
+    .name = "holders",
+    .keys_help = "a analyze again|a again",
+    .state_size = sizeof(struct dump_pane),
+    .open = open_holders,
+    .key = key,
+    .ready = ready,
+    .progress = progress,
+    .closed = closed,
+    .destroy = destroy,
+};
 
 const struct pane_class dump_pane_class = {
     .name = "dump",

@@ -6,4 +6,7 @@
 #include "pane.h"
 
 extern const struct pane_class dump_pane_class;
+/* Who holds a class of a JVM (t->pane_arg names it): a heap dump, asked first, then the merged paths from GC roots
+ * to its instances (heap_pane's w). */
+extern const struct pane_class holders_pane_class;
 #endif

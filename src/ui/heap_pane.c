@@ -14,6 +14,7 @@
 #include "util/clock.h"
 #include "util/job.h"
 #include "util/text.h"
+#include "dump_pane.h"
 #include "pane.h"
 #include "tui_state.h"
 
@@ -289,6 +290,20 @@ static unsigned key(struct tui *t, struct pane *p, int k)
         hp->show_stack = 1;
         p->top = 0;
         break;
+    case 'w': { /* who holds these: a heap dump, then the paths to the class's instances (a JVM's classes only) */
+        int idx = -1;
+        for (int i = 0; i < hp->norder; i++)
+            if (p->cursor >= hp->line_of[i]) idx = i;
+        if (idx < 0 || hp->show_stack || !hp->order[idx]->name || hp->order[idx]->stack) {
+            tui_set_status(t, 1, "w asks who holds a class: on a JVM's class row");
+            return EFFECT_NONE;
+        }
+        snprintf(t->pane_arg, sizeof t->pane_arg, "%s", hp->order[idx]->name);
+        struct proc_row row;
+        memset(&row, 0, sizeof row);
+        row.pid = row.tgid = hp->rq.pid;
+        return pane_open(t, &holders_pane_class, &row);
+    }
     case 'z': /* the current snapshot becomes the baseline */
         if (hp->snapshots < 2) return EFFECT_NONE;
         rt_heap_free(&hp->first);
@@ -341,7 +356,7 @@ static void destroy(struct pane *p) { forget(p->state); }
 
 const struct pane_class heap_pane_class = {
     .name = "heap",
-    .keys_help = "Enter stack  a auto  e stacks  z new baseline|z baseline",
+    .keys_help = "Enter stack  w who holds it  a auto  e stacks  z new baseline|z baseline",
     .state_size = sizeof(struct heap_pane),
     .open = open_pane,
     .key = key,

@@ -78,6 +78,7 @@ struct tui {
     struct watch_set watches;   /* W's watches, running while the user browses (watch_pane) */
     unsigned long long watch_seen; /* captures and failures already announced */
     struct pane_list panes;     /* result panes over the table area (stack, details, dump...) */
+    char pane_arg[TUI_TEXT_MAX]; /* what a pane hands the one it opens (w in the leak view: the class asked about) */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */
     enum column_id drawn[COL_COUNT];     /* the columns that fit the width, in order */
     int ndrawn;

@@ -28,6 +28,22 @@ check "... accumulated in the map's table over its 20000 nodes" tui_wait \
 check "the key bar offers a" tui_wait 'a analyze' 5
 tui_keys Escape
 check "Esc: back to the table" tui_wait "^ *$R .* java" 5
+
+# w in the leak view: who holds the class under the cursor (the first row)
+tui_keys A
+check "A: the JVM's leak view, w offered" tui_wait 'w who holds it' 20
+tui_keys w
+check "w asks first: the JVM pauses for a full GC and the write" tui_wait \
+    "Who holds .*: a heap dump pauses $R for a full GC and its write \(heap .* used" 10
+check "... naming the free disk where the dump goes (the question wraps)" tui_wait "\([0-9.]+ GiB free\), then read" 5
+CLS=$(tui_screen | sed -n 's/.*Who holds \(.*\): a heap dump pauses.*/\1/p' | head -1)
+tui_keys y
+check "y: the merged paths from GC roots to every instance of $CLS, each with its retained bytes" tui_wait \
+    "Shortest paths from GC roots to [0-9]+ instances of .*: [0-9]+ held through strong references" 40
+check "... the tree, from a root down" tui_wait "^ +[0-9]+ +[0-9.]+ ([KMG]i)?B +(class |thread |local )" 5
+check "... in a pane titled by the question" tui_wait "Who holds ${CLS//[/\\[} in $R" 5
+tui_keys Escape
+check "Esc: back" tui_wait "^ *$R .* java" 5
 check "the JVM runs on" kill -0 "$R"
 tui_keys q
 check "quits cleanly" tui_wait_exit

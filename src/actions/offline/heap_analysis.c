@@ -312,7 +312,20 @@ int heap_analysis_dominators(const struct heap_analysis *a, size_t limit, struct
 }
 
 /* A class by exact name, else by a suffix after a '.' or '$' that only one class has. */
-static int class_by_name(const struct hprof *h, const char *name, uint32_t **ks, size_t *nk, char *err, size_t errlen)
+static int class_by_java_name(const struct hprof *h, const char *name, uint32_t **ks, size_t *nk, char *err,
+                              size_t errlen);
+
+static int class_by_name(const struct hprof *h, const char *asked, uint32_t **ks, size_t *nk, char *err, size_t errlen)
+{
+    /* a descriptor as jcmd GC.class_histogram writes arrays ([B, [Ljava.lang.Object;) reads as Java's name */
+    char *conv = asked[0] == '[' ? hprof_java_name(asked, (uint32_t)strlen(asked)) : NULL;
+    int rc = class_by_java_name(h, conv ? conv : asked, ks, nk, err, errlen);
+    free(conv);
+    return rc;
+}
+
+static int class_by_java_name(const struct hprof *h, const char *name, uint32_t **ks, size_t *nk, char *err,
+                              size_t errlen)
 {
     size_t len = strlen(name), m = 0;
     uint32_t *out = malloc((h->nclasses ? h->nclasses : 1) * sizeof *out);

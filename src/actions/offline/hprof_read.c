@@ -419,7 +419,7 @@ static uint32_t class_find(const struct hprof *h, uint64_t id)
 
 /* A JVM class name as Java writes it: java/util/HashMap$Node -> java.util.HashMap$Node, [[I -> int[][],
  * [Ljava/lang/String; -> java.lang.String[]. Control bytes stay for the renderers to sanitize. */
-static char *java_name(const char *s, uint32_t n)
+char *hprof_java_name(const char *s, uint32_t n)
 {
     unsigned dims = 0;
     while (dims < n && s[dims] == '[') dims++;
@@ -514,7 +514,7 @@ static int resolve_classes(struct hprof *h, struct pending *pd)
             s = anon;
             len = (uint32_t)strlen(anon);
         }
-        if (!(k->name = java_name(s, len))) return -ENOMEM;
+        if (!(k->name = hprof_java_name(s, len))) return -ENOMEM;
         k->kind = s[0] == '[' ? HPROF_CLASS_OBJ_ARRAY : HPROF_CLASS_INSTANCE;
         k->super = class_find(h, k->super_id);
     }

@@ -119,6 +119,9 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
 void hprof_free(struct hprof *h);
 
 static inline uint64_t hprof_shallow(const struct hprof *h, uint32_t obj) { return (uint64_t)h->obj_shallow8[obj] << 3; }
+/* A JVM class name as Java writes it (java/util/HashMap$Node or java.util.HashMap$Node -> java.util.HashMap$Node,
+ * [[I -> int[][], [Ljava.lang.String; -> java.lang.String[]), malloc'd; NULL when out of memory. */
+char *hprof_java_name(const char *s, uint32_t n);
 /* The object index of id, or HPROF_NONE. */
 uint32_t hprof_find(const struct hprof *h, uint64_t id);
 /* The same for n ids at once, the table's and the ids' cache lines fetched ahead: three times the lookups per
