@@ -188,6 +188,14 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 	$(call say,CC,$@)
 	$(Q)$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -o $@ $(AGENT_SRC) -ldl -lpthread $(AGENT_LIBS)
 
+# The HPROF reader under libFuzzer (clang; tests/e2e/fuzz_hprof.sh runs it): offline/ and what it uses of util/.
+FUZZ_SRC := $(wildcard src/actions/offline/*.c) src/util/big_alloc.c src/util/grow.c
+build/fuzz/fuzz_hprof: tests/fuzz/fuzz_hprof.c $(FUZZ_SRC) $(wildcard src/actions/offline/*.h src/util/*.h) | $(TEST_DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZ,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o $@ $< $(FUZZ_SRC) -lz -lpthread
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
@@ -198,7 +206,7 @@ run: all
 	./build/diagtop
 
 test: $(TEST_DEPS_STAMP)
-	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets
+	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets build/fuzz/fuzz_hprof
 	@tests/run $(T)
 
 bench: $(TEST_DEPS_STAMP)

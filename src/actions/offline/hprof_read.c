@@ -869,12 +869,12 @@ int hprof_read(struct hprof *h, const char *path, const struct hprof_read_opts *
     if (!o) o = &none;
     memset(h, 0, sizeof *h);
     if (hprof_file_open(&h->file, path, o->tmpdir, err, errlen) < 0) return -1;
-    struct cursor c = {h->file.bytes, h->file.bytes + h->file.size, h->file.bytes, 0, "", 0, err, errlen};
     if (!h->file.bytes) {
         snprintf(err, errlen, "%s: empty file", path);
         hprof_free(h);
         return -1;
     }
+    struct cursor c = {h->file.bytes, h->file.bytes + h->file.size, h->file.bytes, 0, "", 0, err, errlen};
     struct pending pd;
     memset(&pd, 0, sizeof pd);
     /* the smallest object record (an empty primitive array) is 18 bytes: room for every object the file holds;
