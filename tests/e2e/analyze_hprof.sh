@@ -153,4 +153,15 @@ b[h + 5:h + 9] = (0xfffffff0).to_bytes(4, "big")
 open(sys.argv[2], "wb").write(b)
 PY
 bad "a record longer than the file" "truncated record at offset" "$TMP/hostile.hprof"
+bad "an unknown layout" "unknown layout .bogus. (compressed" "$TMP/plain.hprof" --layout bogus
+# a .gz inflates into --tmpdir: a full one is named, with what was written, and nothing is left there
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=1m tmpfs "$TMP/small" 2>/dev/null; then
+    bad "a full disk for the inflated copy" "inflating it needs more space than $TMP/small has ([0-9]* bytes written); set TMPDIR" \
+        "$TMP/compressed.hprof.gz" --tmpdir "$TMP/small"
+    check "... and nothing is left in it" bash -c "[ -z \"\$(ls -A '$TMP/small')\" ] && [ \$(df --output=used -k '$TMP/small' | tail -1) -lt 64 ]"
+    umount "$TMP/small"
+else
+    skip "no tmpfs to fill (not root, or no mount here)"
+fi
 finish
