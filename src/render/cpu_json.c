@@ -6,13 +6,6 @@
 #include "cpu_top.h"
 #include "json_util.h"
 
-static void add_hex(cJSON *obj, const char *name, unsigned long long v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "0x%llx", v);
-    cJSON_AddStringToObject(obj, name, buf);
-}
-
 /* The same frame object as stack_json's, so that scripts read both alike. */
 static cJSON *frame_json(const struct cpu_frame *f)
 {
@@ -23,9 +16,9 @@ static cJSON *frame_json(const struct cpu_frame *f)
     if (f->file) json_add_i64(j, "line", f->line);
     else cJSON_AddNullToObject(j, "line");
     cJSON_AddBoolToObject(j, "inlined", f->inlined);
-    add_hex(j, "pc", f->pc);
-    if (f->function && !f->inlined) add_hex(j, "offset", f->offset);
-    else if (!f->function && f->module) add_hex(j, "module_offset", f->offset);
+    json_add_hex(j, "pc", f->pc);
+    if (f->function && !f->inlined) json_add_hex(j, "offset", f->offset);
+    else if (!f->function && f->module) json_add_hex(j, "module_offset", f->offset);
     return j;
 }
 

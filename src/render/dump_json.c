@@ -33,11 +33,8 @@ void dump_json_add(cJSON *o, const struct dump_result *r)
     for (int i = 0; i < r->nregions && i < DUMP_REGIONS_MAX; i++) {
         const struct dump_region *g = &r->regions[i];
         cJSON *e = cJSON_CreateObject();
-        char a[24];
-        snprintf(a, sizeof a, "0x%llx", g->start);
-        cJSON_AddStringToObject(e, "start", a);
-        snprintf(a, sizeof a, "0x%llx", g->end);
-        cJSON_AddStringToObject(e, "end", a);
+        json_add_hex(e, "start", g->start);
+        json_add_hex(e, "end", g->end);
         json_add_u64(e, "bytes", g->bytes);
         json_add_bytes(e, "path", g->path, strnlen(g->path, sizeof g->path));
         cJSON_AddStringToObject(e, "kind", dump_region_kind_name(g->kind));

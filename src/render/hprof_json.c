@@ -7,13 +7,6 @@
 
 #include "json_util.h"
 
-static void add_id(cJSON *o, const char *name, uint64_t id)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)id);
-    cJSON_AddStringToObject(o, name, buf);
-}
-
 static cJSON *summary(const struct heap_summary *s)
 {
     cJSON *o = cJSON_CreateObject();
@@ -57,7 +50,7 @@ static cJSON *objects(const struct heap_object_row *r, size_t n)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
-        add_id(o, "id", r[i].id);
+        json_add_hex(o, "id", r[i].id);
         json_add_string_or_null(o, "class", r[i].class_name);
         cJSON_AddBoolToObject(o, "is_class", r[i].is_class);
         json_add_u64(o, "shallow", r[i].shallow);
@@ -77,7 +70,7 @@ static cJSON *path_node(const struct heap_path_node *nd)
     json_add_u64(o, "instances", nd->instances);
     json_add_u64(o, "retained", nd->retained);
     if (nd->single) {
-        add_id(o, "object", nd->object);
+        json_add_hex(o, "object", nd->object);
         json_add_u64(o, "object_retained", nd->object_retained);
     } else {
         cJSON_AddNullToObject(o, "object");
@@ -124,12 +117,12 @@ static cJSON *suspects(const struct heap_suspect *s, size_t n)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
-        add_id(o, "id", s[i].id);
+        json_add_hex(o, "id", s[i].id);
         json_add_string_or_null(o, "class", s[i].class_name);
         json_add_u64(o, "retained", s[i].retained);
         json_add_string_or_null(o, "path", s[i].path);
         cJSON *acc = cJSON_AddObjectToObject(o, "accumulation");
-        add_id(acc, "id", s[i].accumulation_id);
+        json_add_hex(acc, "id", s[i].accumulation_id);
         json_add_string_or_null(acc, "class", s[i].accumulation_class);
         json_add_u64(acc, "retained", s[i].accumulation_retained);
         json_add_u64(acc, "children", s[i].accumulation_children);
@@ -151,7 +144,7 @@ static cJSON *fields(const struct heap_report *r)
         json_add_string_or_null(f, "name", r->fields[i].name);
         cJSON_AddStringToObject(f, "type", r->fields[i].type);
         json_add_string_or_null(f, "value", r->fields[i].value);
-        if (r->fields[i].ref) add_id(f, "ref", r->fields[i].ref);
+        if (r->fields[i].ref) json_add_hex(f, "ref", r->fields[i].ref);
         else cJSON_AddNullToObject(f, "ref");
         cJSON_AddItemToArray(a, f);
     }

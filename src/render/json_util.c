@@ -28,6 +28,13 @@ void json_add_fixed(cJSON *obj, const char *name, double v, int decimals)
     cJSON_AddRawToObject(obj, name, buf);
 }
 
+void json_add_hex(cJSON *obj, const char *name, unsigned long long v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%llx", v);
+    cJSON_AddStringToObject(obj, name, buf);
+}
+
 void json_add_bytes(cJSON *obj, const char *name, const char *bytes, size_t len)
 {
     if (!bytes) {

@@ -6,6 +6,8 @@
 
 void json_add_u64(cJSON *obj, const char *name, unsigned long long v);
 void json_add_i64(cJSON *obj, const char *name, long long v);
+/* An address or id as a string, "0x" and lowercase hex: a JSON number would lose its low bits past 2^53. */
+void json_add_hex(cJSON *obj, const char *name, unsigned long long v);
 /* A fixed-point number with the given decimals, printed exactly as formatted. */
 void json_add_fixed(cJSON *obj, const char *name, double v, int decimals);
 /* Bytes of unknown encoding as a valid UTF-8 JSON string (invalid sequences become U+FFFD); NULL becomes null. */

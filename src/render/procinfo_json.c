@@ -160,12 +160,6 @@ static cJSON *memory_json(const struct pi_memory *m)
     return o;
 }
 
-static char *hex(char *buf, size_t n, unsigned long long v)
-{
-    snprintf(buf, n, "0x%llx", v);
-    return buf;
-}
-
 /* Each section below adds its object to doc and its one-line reason, if any, to errors; procinfo_json calls them
  * in the order the document's keys have always had. */
 
@@ -179,13 +173,12 @@ static void add_memory(cJSON *doc, cJSON *errors, const struct proc_info *pi)
 static void add_modules(cJSON *doc, cJSON *errors, const struct proc_info *pi)
 {
     cJSON *a = cJSON_AddArrayToObject(doc, "modules");
-    char b1[32], b2[32];
     for (int i = 0; i < pi->nmodules; i++) {
         const struct pi_module *m = &pi->modules[i];
         cJSON *o = cJSON_CreateObject();
         json_add_string_or_null(o, "path", m->path);
-        cJSON_AddStringToObject(o, "start", hex(b1, sizeof b1, m->start));
-        cJSON_AddStringToObject(o, "end", hex(b2, sizeof b2, m->end));
+        json_add_hex(o, "start", m->start);
+        json_add_hex(o, "end", m->end);
         json_add_u64(o, "mapped_bytes", m->size);
         /* Each mapping's permissions in address order ("r--p r-xp r--p rw-p"), never their union. */
         char perms[256];
@@ -201,10 +194,10 @@ static void add_modules(cJSON *doc, cJSON *errors, const struct proc_info *pi)
         for (j = 0; j < m->nmaps; j++) {
             const struct pi_mapping *p = &m->maps[j];
             cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "start", hex(b1, sizeof b1, p->start));
-            cJSON_AddStringToObject(x, "end", hex(b2, sizeof b2, p->end));
+            json_add_hex(x, "start", p->start);
+            json_add_hex(x, "end", p->end);
             cJSON_AddStringToObject(x, "perms", p->perms);
-            cJSON_AddStringToObject(x, "offset", hex(b1, sizeof b1, p->offset));
+            json_add_hex(x, "offset", p->offset);
             json_add_u64(x, "bytes", p->end - p->start);
             cJSON_AddItemToArray(maps, x);
         }

@@ -5,20 +5,13 @@
 
 #include "json_util.h"
 
-static void add_hex(cJSON *obj, const char *name, unsigned long long v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "0x%llx", v);
-    cJSON_AddStringToObject(obj, name, buf);
-}
-
 static cJSON *frame_json(const struct stack_frame *f, int source)
 {
     cJSON *j = cJSON_CreateObject();
-    add_hex(j, "pc", f->pc);
+    json_add_hex(j, "pc", f->pc);
     json_add_string_or_null(j, "function", f->function);
-    if (f->function && !f->inlined) add_hex(j, "offset", f->offset);
-    else if (!f->function && f->module) add_hex(j, "module_offset", f->offset);
+    if (f->function && !f->inlined) json_add_hex(j, "offset", f->offset);
+    else if (!f->function && f->module) json_add_hex(j, "module_offset", f->offset);
     cJSON_AddBoolToObject(j, "inlined", f->inlined);
     if (source) {
         json_add_string_or_null(j, "file", f->file);
