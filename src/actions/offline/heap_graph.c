@@ -23,15 +23,17 @@ struct edges {
     uint64_t ids[BATCH];
     uint32_t owner[BATCH], found[BATCH];
     size_t nids;
+    int err; /* the first failure (-ENOMEM, -EOVERFLOW), sticky: every step after it does nothing */
 };
 
 static int edge_add(struct edges *e, uint32_t to)
 {
-    if (e->n >= UINT32_MAX - 1) return -EOVERFLOW; /* rows are 32-bit offsets */
+    if (e->err) return e->err;
+    if (e->n >= UINT32_MAX - 1) return e->err = -EOVERFLOW; /* rows are 32-bit offsets */
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 1 << 16;
         uint32_t *v = big_grow(e->v, e->cap * sizeof *v, cap * sizeof *v);
-        if (!v) return -ENOMEM;
+        if (!v) return e->err = -ENOMEM;
         e->v = v;
         e->cap = cap;
     }
@@ -45,7 +47,7 @@ static int edges_flush(struct edges *e, const struct hprof *h)
     hprof_find_many(h, e->ids, e->found, e->nids);
     for (size_t i = 0; i < e->nids; i++) {
         while (e->next <= e->owner[i]) e->start[e->next++] = (uint32_t)e->n;
-        if (e->found[i] != HPROF_NONE && e->found[i] != e->owner[i] && edge_add(e, e->found[i]) < 0) return -ENOMEM;
+        if (e->found[i] != HPROF_NONE && e->found[i] != e->owner[i] && edge_add(e, e->found[i]) < 0) return e->err;
     }
     e->nids = 0;
     return 0;
@@ -54,7 +56,7 @@ static int edges_flush(struct edges *e, const struct hprof *h)
 /* An edge from self to the object an id names, once the batch is looked up. */
 static int edge_id(struct edges *e, const struct hprof *h, uint64_t id, uint32_t self)
 {
-    if (!id) return 0;
+    if (!id || e->err) return e->err;
     e->ids[e->nids] = id;
     e->owner[e->nids++] = self;
     return e->nids == BATCH ? edges_flush(e, h) : 0;
@@ -78,58 +80,55 @@ static int class_edges(struct edges *e, const struct hprof *h, uint32_t obj)
 {
     unsigned id = h->id_size;
     const unsigned char *p = h->file.bytes + h->obj_off[obj];
-    int rc = 0;
-    rc |= edge_id(e, h, bytes_be(p + id + 4, id), obj);         /* super */
-    rc |= edge_id(e, h, bytes_be(p + 2 * id + 4, id), obj);     /* loader */
-    rc |= edge_id(e, h, bytes_be(p + 3 * id + 4, id), obj);     /* signers */
-    rc |= edge_id(e, h, bytes_be(p + 4 * id + 4, id), obj);     /* protection domain */
+    edge_id(e, h, bytes_be(p + id + 4, id), obj);     /* super */
+    edge_id(e, h, bytes_be(p + 2 * id + 4, id), obj); /* loader */
+    edge_id(e, h, bytes_be(p + 3 * id + 4, id), obj); /* signers */
+    edge_id(e, h, bytes_be(p + 4 * id + 4, id), obj); /* protection domain */
     p += 7 * id + 8;
     unsigned ncp = (unsigned)bytes_be(p, 2);
     p += 2;
     for (unsigned i = 0; i < ncp; i++) {
         unsigned type = p[2];
-        if (type == HPROF_OBJECT) rc |= edge_id(e, h, bytes_be(p + 3, id), obj);
+        if (type == HPROF_OBJECT) edge_id(e, h, bytes_be(p + 3, id), obj);
         p += 3 + hprof_type_size(h, type);
     }
     uint32_t k = hprof_class_of_object(h, obj);
-    if (k == HPROF_NONE) return rc;
+    if (k == HPROF_NONE) return e->err;
     p = h->file.bytes + h->classes[k].statics_off;
     for (unsigned i = 0; i < h->classes[k].nstatics; i++) {
         unsigned type = p[id];
-        if (type == HPROF_OBJECT) rc |= edge_id(e, h, bytes_be(p + id + 1, id), obj);
+        if (type == HPROF_OBJECT) edge_id(e, h, bytes_be(p + id + 1, id), obj);
         p += id + 1 + hprof_type_size(h, type);
     }
-    return rc;
+    return e->err;
 }
 
 static int object_edges(struct edges *e, const struct hprof *h, uint32_t obj)
 {
     const struct hprof_class *k = &h->classes[h->obj_class[obj]];
-    int rc = 0;
     uint32_t len;
     switch (h->obj_kind[obj]) {
     case HPROF_OBJ_INSTANCE: {
         const unsigned char *d = hprof_instance_data(h, obj, &len);
         for (uint32_t i = 0; i < k->ref_count; i++) {
             uint32_t off = h->ref_offs[k->ref_first + i];
-            if (off + h->id_size <= len) rc |= edge_id(e, h, hprof_id_at(h, d + off), obj);
+            if (off + h->id_size <= len) edge_id(e, h, hprof_id_at(h, d + off), obj);
         }
         break;
     }
     case HPROF_OBJ_ARRAY: {
         const unsigned char *d = hprof_array_elems(h, obj, &len);
-        for (uint32_t i = 0; i < len; i++) rc |= edge_id(e, h, hprof_id_at(h, d + (size_t)i * h->id_size), obj);
+        for (uint32_t i = 0; i < len; i++) edge_id(e, h, hprof_id_at(h, d + (size_t)i * h->id_size), obj);
         break;
     }
     case HPROF_OBJ_CLASS: return class_edges(e, h, obj);
     default: return 0;
     }
     /* an object holds its class, as MAT counts it */
-    if (k->object != HPROF_NONE) rc |= edge_id(e, h, h->obj_id[k->object], obj);
-    return rc;
+    if (k->object != HPROF_NONE) edge_id(e, h, h->obj_id[k->object], obj);
+    return e->err;
 }
 
-/* The forward rows: each object's references, then the super-root's. */
 /* One thread's share of the rows: objects [from, to), their file pages dropped behind it as it goes. */
 struct edge_job {
     const struct hprof *h;
@@ -148,7 +147,7 @@ static void *edge_job_run(void *arg)
     uint64_t released = j->from < h->nobjects ? h->obj_off[j->from] : 0, first = released;
     j->e->next = j->from;
     for (uint32_t v = j->from; v < j->to && j->rc == 0; v++) {
-        if (object_edges(j->e, h, v) < 0) j->rc = -ENOMEM;
+        j->rc = object_edges(j->e, h, v);
         if (h->obj_off[v] > released + (16u << 20)) {
             hprof_file_release(&h->file, first, h->obj_off[v] - (1u << 20));
             released = h->obj_off[v];
@@ -158,7 +157,7 @@ static void *edge_job_run(void *arg)
             }
         }
     }
-    if (j->rc == 0 && edges_flush(j->e, h) < 0) j->rc = -ENOMEM;
+    if (j->rc == 0) j->rc = edges_flush(j->e, h);
     while (j->rc == 0 && j->e->next < j->to) j->e->start[j->e->next++] = (uint32_t)j->e->n;
     return NULL;
 }
