@@ -10,7 +10,6 @@
 #include "heap_state.h"
 #include "util/big_alloc.h"
 #include "util/bytes.h"
-#include "util/text.h"
 
 struct progress_relay {
     const struct heap_analysis_opts *o;

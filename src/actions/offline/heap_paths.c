@@ -7,7 +7,6 @@
 
 #include "heap_state.h"
 #include "util/big_alloc.h"
-#include "util/bytes.h"
 
 int heap_ensure_bfs(struct heap_analysis *a)
 {
