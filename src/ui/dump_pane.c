@@ -180,6 +180,16 @@ static void render(struct pane *p)
     pane_set_lines(p, &tl);
 }
 
+/* Starts the pane's job; a failure to start is shown in the pane. */
+static void start_work(struct pane *p, void (*fn)(struct job *j))
+{
+    struct dump_pane *dp = p->state;
+    if (pane_start_job(p, fn) == 0) return;
+    dp->rc = -1;
+    snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
+    render(p);
+}
+
 /* After the answer (y, or c / h for a JVM): the pane comes to the front and the dump starts. */
 static unsigned start(struct tui *t, void *arg, int key)
 {
@@ -198,11 +208,7 @@ static unsigned start(struct tui *t, void *arg, int key)
     dp->done = dp->total = 0;
     dp->started = clock_monotonic_seconds();
     pane_set_busy(p, "Dumping...", dp->started);
-    if (pane_start_job(p, run) < 0) {
-        dp->rc = -1;
-        snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
-        render(p);
-    }
+    start_work(p, run);
     return EFFECT_NONE;
 }
 
@@ -222,11 +228,7 @@ static unsigned start_holders(struct tui *t, void *arg, int key)
     pane_set_title(p, "Who holds %s in %d (%s)", cls, dp->pid, p->proc_name);
     pane_show(t, p);
     pane_set_busy(p, "Heap dump...", clock_monotonic_seconds());
-    if (pane_start_job(p, run) < 0) {
-        dp->rc = -1;
-        snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
-        render(p);
-    }
+    start_work(p, run);
     return EFFECT_NONE;
 }
 
@@ -325,11 +327,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
     dp->phase = NULL;
     dp->done = dp->total = 0;
     pane_set_busy(p, "Analyzing...", clock_monotonic_seconds());
-    if (pane_start_job(p, run_analysis) < 0) {
-        dp->rc = -1;
-        snprintf(dp->err, sizeof dp->err, "cannot start a worker thread");
-        render(p);
-    }
+    start_work(p, run_analysis);
     return EFFECT_NONE;
 }
 
