@@ -15,6 +15,16 @@ static const char *clean(const char *s, char *buf, size_t n)
     return buf;
 }
 
+/* The same for a text of any length (a path in one line): a malloc'd copy, NULL when out of memory. Sanitizing
+ * never lengthens a text. */
+static char *clean_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (c) text_sanitize_display(c, n + 1, s, n);
+    return c;
+}
+
 static const char *size(uint64_t v, char *buf, size_t n)
 {
     text_format_bytes(buf, n, (long long)v);
@@ -123,8 +133,7 @@ static int paths(const struct heap_paths *p, struct text_lines *o)
     for (size_t i = 0; i < p->nnodes; i++) {
         if (p->nodes[i].first_child != HEAP_NO_NODE) continue;
         char *chain = heap_paths_chain(p, (uint32_t)i);
-        char *c = chain ? malloc(strlen(chain) + 1) : NULL;
-        if (c) text_sanitize_display(c, strlen(chain) + 1, chain, strlen(chain));
+        char *c = chain ? clean_dup(chain) : NULL;
         rc |= text_lines_add(o, "%llu held, retaining %s: %s", (unsigned long long)p->nodes[i].instances,
                              size(p->nodes[i].retained, a, sizeof a), c ? c : "?");
         free(c);
@@ -146,8 +155,7 @@ static int suspects(const struct heap_report *r, struct text_lines *o)
                              clean(s->class_name, nm, sizeof nm),
                              (unsigned long long)s->id, size(s->retained, a, sizeof a), share);
         if (s->path) {
-            char *c = malloc(strlen(s->path) + 1);
-            if (c) text_sanitize_display(c, strlen(s->path) + 1, s->path, strlen(s->path));
+            char *c = clean_dup(s->path);
             rc |= text_lines_add(o, "   held by: %s%s", c ? c : "?", strstr(s->path, "\u2192") ? "" : " (a GC root)");
             free(c);
         }

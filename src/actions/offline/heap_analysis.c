@@ -43,7 +43,9 @@ static uint64_t graph_estimate(const struct hprof *h)
 
 static uint64_t reader_bytes(const struct hprof *h)
 {
-    return (uint64_t)h->nobjects * (8 + 8 + 4 + 1 + 8) + (h->hash_mask + 1) * 4 + h->nstrings * sizeof *h->strings +
+    size_t per_object = sizeof *h->obj_id + sizeof *h->obj_off + sizeof *h->obj_class + sizeof *h->obj_kind +
+                        sizeof *h->obj_shallow8;
+    return (uint64_t)h->nobjects * per_object + (h->hash_mask + 1) * sizeof *h->hash + h->nstrings * sizeof *h->strings +
            (uint64_t)h->nclasses * sizeof *h->classes + (uint64_t)h->nroots * sizeof *h->roots;
 }
 
@@ -151,12 +153,25 @@ static int cmp_class_rows(const void *x, const void *y)
     return strcmp(a->name, b->name);
 }
 
+int heap_ensure_domtree(struct heap_analysis *a)
+{
+    return a->dt.start ? 0 : heap_domtree_build(&a->dt, &a->g);
+}
+
+uint32_t heap_object_named(const struct hprof *h, const char *text)
+{
+    if (text[0] != '0' || (text[1] != 'x' && text[1] != 'X') || !text[2]) return HPROF_NONE;
+    char *end;
+    unsigned long long id = strtoull(text + 2, &end, 16);
+    return *end ? HPROF_NONE : hprof_find(h, id);
+}
+
 /* A class's retained bytes: the instances that no other instance of the class dominates, summed. One walk of the
  * dominator tree, depth first with an explicit stack, counting the instances of each class on the current path. */
 static int class_retained(struct heap_analysis *a, uint64_t *by_class)
 {
     const struct hprof *h = &a->h;
-    if (!a->dt.start && heap_domtree_build(&a->dt, &a->g) < 0) return -ENOMEM;
+    if (heap_ensure_domtree(a) < 0) return -ENOMEM;
     size_t nv = (size_t)a->g.n + 1, bytes = nv * sizeof(uint32_t);
     uint32_t *on_path = calloc(h->nclasses, sizeof *on_path);
     uint32_t *stack = big_alloc(bytes), *next = big_alloc(bytes);
@@ -357,18 +372,17 @@ static int class_by_java_name(const struct hprof *h, const char *name, uint32_t 
     return 0;
 }
 
-int heap_analysis_instances(const struct heap_analysis *a, const char *cls, size_t limit, struct heap_object_row **rows,
-                            size_t *n, uint64_t *total, char *err, size_t errlen)
+int heap_class_objects(const struct heap_analysis *a, const char *cls, uint32_t **objs, size_t *n, char *err,
+                       size_t errlen)
 {
     const struct hprof *h = &a->h;
     uint32_t *ks;
     size_t nk;
-    *rows = NULL;
+    *objs = NULL;
     *n = 0;
-    *total = 0;
     if (class_by_name(h, cls, &ks, &nk, err, errlen) < 0) return -1;
     unsigned char *want = calloc(h->nclasses, 1);
-    uint32_t *objs = NULL;
+    uint32_t *o = NULL;
     size_t m = 0, cap = 0;
     int rc = want ? 0 : -ENOMEM;
     for (size_t i = 0; want && i < nk; i++) want[ks[i]] = 1;
@@ -376,17 +390,36 @@ int heap_analysis_instances(const struct heap_analysis *a, const char *cls, size
         if (!want[h->obj_class[v]]) continue;
         if (m == cap) {
             cap = cap ? cap * 2 : 256;
-            uint32_t *no = realloc(objs, cap * sizeof *no);
+            uint32_t *no = realloc(o, cap * sizeof *no);
             if (!no) rc = -ENOMEM;
-            else objs = no;
+            else o = no;
         }
-        if (rc == 0) objs[m++] = v;
+        if (rc == 0) o[m++] = v;
     }
-    if (rc == 0) rc = object_rows(a, objs, m, limit, rows, n);
-    *total = m;
-    free(objs);
     free(want);
     free(ks);
+    if (rc < 0) {
+        free(o);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *objs = o;
+    *n = m;
+    return 0;
+}
+
+int heap_analysis_instances(const struct heap_analysis *a, const char *cls, size_t limit, struct heap_object_row **rows,
+                            size_t *n, uint64_t *total, char *err, size_t errlen)
+{
+    uint32_t *objs;
+    size_t m;
+    *rows = NULL;
+    *n = 0;
+    *total = 0;
+    if (heap_class_objects(a, cls, &objs, &m, err, errlen) < 0) return -1;
+    int rc = object_rows(a, objs, m, limit, rows, n);
+    *total = m;
+    free(objs);
     if (rc < 0) snprintf(err, errlen, "out of memory");
     return rc < 0 ? -1 : 0;
 }
@@ -436,7 +469,7 @@ int heap_analysis_suspects(struct heap_analysis *a, double share, struct heap_su
     *out = NULL;
     *n = 0;
     if (!a->has_graph) return 0;
-    if (!a->dt.start && heap_domtree_build(&a->dt, &a->g) < 0) return -ENOMEM;
+    if (heap_ensure_domtree(a) < 0) return -ENOMEM;
     uint64_t threshold = (uint64_t)(share * (double)a->g.reachable_bytes);
     uint32_t *objs = malloc(((size_t)a->g.n + 1) * sizeof *objs);
     if (!objs) return -ENOMEM;
@@ -647,9 +680,7 @@ int heap_analysis_fields(const struct heap_analysis *a, const char *idtext, size
                          size_t *n, struct heap_object_row *self, char *err, size_t errlen)
 {
     const struct hprof *h = &a->h;
-    char *end;
-    unsigned long long id = strtoull(idtext, &end, 16);
-    uint32_t v = *end || strncmp(idtext, "0x", 2) ? HPROF_NONE : hprof_find(h, id);
+    uint32_t v = heap_object_named(h, idtext);
     *out = NULL;
     *n = 0;
     if (v == HPROF_NONE) {

@@ -74,6 +74,20 @@ uint64_t heap_graph_slots(const struct hprof *h)
     return slots;
 }
 
+/* A class's static references, as edges from its class object. */
+struct static_edges {
+    struct edges *e;
+    const struct hprof *h;
+    uint32_t obj;
+};
+
+static int static_edge(void *arg, const struct hprof_field *f)
+{
+    struct static_edges *se = arg;
+    if (f->type == HPROF_OBJECT) edge_id(se->e, se->h, hprof_id_at(se->h, f->value), se->obj);
+    return se->e->err;
+}
+
 /* A class object's references: superclass, loader, signers, protection domain, the constant pool's and statics'
  * objects. */
 static int class_edges(struct edges *e, const struct hprof *h, uint32_t obj)
@@ -93,13 +107,8 @@ static int class_edges(struct edges *e, const struct hprof *h, uint32_t obj)
         p += 3 + hprof_type_size(h, type);
     }
     uint32_t k = hprof_class_of_object(h, obj);
-    if (k == HPROF_NONE) return e->err;
-    p = h->file.bytes + h->classes[k].statics_off;
-    for (unsigned i = 0; i < h->classes[k].nstatics; i++) {
-        unsigned type = p[id];
-        if (type == HPROF_OBJECT) edge_id(e, h, bytes_be(p + id + 1, id), obj);
-        p += id + 1 + hprof_type_size(h, type);
-    }
+    struct static_edges se = {e, h, obj};
+    if (k != HPROF_NONE) hprof_class_statics(h, k, static_edge, &se);
     return e->err;
 }
 

@@ -285,9 +285,7 @@ static int pick_objects(struct heap_analysis *a, const char *what, uint32_t **ob
     const struct hprof *h = &a->h;
     char buf[512];
     if (what[0] == '0' && (what[1] == 'x' || what[1] == 'X')) {
-        char *end;
-        unsigned long long id = strtoull(what, &end, 16);
-        uint32_t v = *end ? HPROF_NONE : hprof_find(h, id);
+        uint32_t v = heap_object_named(h, what);
         if (v == HPROF_NONE) {
             snprintf(err, errlen, "no object %s in this dump", what);
             return -1;
@@ -295,20 +293,10 @@ static int pick_objects(struct heap_analysis *a, const char *what, uint32_t **ob
         if (!(*objs = malloc(sizeof **objs))) return -1;
         **objs = v;
         *n = 1;
-        snprintf(buf, sizeof buf, "object 0x%llx (%s)", id, heap_display_class(h, v));
+        snprintf(buf, sizeof buf, "object 0x%llx (%s)", (unsigned long long)h->obj_id[v], heap_display_class(h, v));
     } else {
-        struct heap_object_row *rows;
-        uint64_t total;
-        /* every instance, in any order: heap_analysis_instances with no limit gives them sorted already */
-        if (heap_analysis_instances(a, what, SIZE_MAX, &rows, n, &total, err, errlen) < 0) return -1;
-        *objs = malloc((*n ? *n : 1) * sizeof **objs);
-        if (!*objs) {
-            free(rows);
-            return -1;
-        }
-        for (size_t i = 0; i < *n; i++) (*objs)[i] = hprof_find(h, rows[i].id);
-        snprintf(buf, sizeof buf, "instances of %s", *n ? rows[0].class_name : what);
-        free(rows);
+        if (heap_class_objects(a, what, objs, n, err, errlen) < 0) return -1;
+        snprintf(buf, sizeof buf, "instances of %s", *n ? h->classes[h->obj_class[(*objs)[0]]].name : what);
     }
     if (!(*desc = strdup(buf))) {
         free(*objs);

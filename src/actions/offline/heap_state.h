@@ -25,6 +25,13 @@ void heap_edge_label(const struct hprof *h, uint32_t from, uint32_t to, char *bu
 /* A class object's class's name, else its own class's. */
 const char *heap_display_class(const struct hprof *h, uint32_t v);
 int heap_ensure_bfs(struct heap_analysis *a);
+int heap_ensure_domtree(struct heap_analysis *a);
+/* The object a "0x..." text names, or HPROF_NONE (not such a text, or no such object). */
+uint32_t heap_object_named(const struct hprof *h, const char *text);
+/* Every instance of a class (a name as heap_analysis_instances takes it), in the file's order, malloc'd. Returns
+ * 0, or -1 with err set. */
+int heap_class_objects(const struct heap_analysis *a, const char *cls, uint32_t **objs, size_t *n, char *err,
+                       size_t errlen);
 /* A one-object path from its root, as heap_paths_chain writes it. */
 char *heap_object_chain(struct heap_analysis *a, uint32_t v);
 #endif

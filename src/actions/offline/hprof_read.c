@@ -608,19 +608,24 @@ static void infer_layout(struct hprof *h)
 }
 
 /* The statics' bytes in the JVM's layout, from the CLASS DUMP. */
+struct statics_sum {
+    const struct hprof *h;
+    uint32_t bytes;
+};
+
+static int add_static(void *arg, const struct hprof_field *f)
+{
+    struct statics_sum *ss = arg;
+    ss->bytes += f->type == HPROF_OBJECT ? ss->h->layout.ref : hprof_type_size(ss->h, f->type);
+    return 0;
+}
+
 static void statics_sizes(struct hprof *h)
 {
     for (uint32_t i = 0; i < h->nclasses; i++) {
-        struct hprof_class *k = &h->classes[i];
-        const unsigned char *p = h->file.bytes + k->statics_off;
-        uint32_t bytes = 0;
-        for (unsigned s = 0; k->statics_off && s < k->nstatics; s++) {
-            unsigned type = p[h->id_size];
-            unsigned sz = type == HPROF_OBJECT ? h->layout.ref : hprof_type_size(h, type);
-            bytes += sz;
-            p += h->id_size + 1 + hprof_type_size(h, type);
-        }
-        k->statics_bytes = bytes;
+        struct statics_sum ss = {h, 0};
+        hprof_class_statics(h, i, add_static, &ss);
+        h->classes[i].statics_bytes = ss.bytes;
     }
 }
 
