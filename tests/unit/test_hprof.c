@@ -204,6 +204,9 @@ static void test_diamond_dominators(void)
     CHECK_STR(chain, "Holder.ROOT (static) \u2192 Node.next \u2192 Node.next \u2192 Node.next \u2192 Node");
     free(chain);
     heap_paths_free(&p);
+    CHECK(heap_analysis_paths(a, "Holder", 10, &p, err, sizeof err) == 0); /* a class with no instance */
+    CHECK(p.asked == 0 && p.reached == 0 && p.nnodes == 0);
+    heap_paths_free(&p);
     CHECK(heap_analysis_paths(a, "0x1500", 10, &p, err, sizeof err) == 0);
     CHECK_INT(p.reached, 0);
     CHECK_INT(p.weak_only, 1);

@@ -251,7 +251,7 @@ int heap_analysis_paths(struct heap_analysis *a, const char *what, size_t count,
     size_t n = 0;
     if (pick_objects(a, what, &objs, &n, &p->what, err, errlen) < 0) return -1;
     if (heap_ensure_bfs(a) < 0) goto nomem;
-    qsort_r(objs, n, sizeof *objs, cmp_retained_desc, a->g.retained);
+    if (n) qsort_r(objs, n, sizeof *objs, cmp_retained_desc, a->g.retained); /* a class with no instance: none */
     struct tree t = {p, 0};
     uint32_t *chain = NULL;
     size_t cap = 0;
