@@ -4,6 +4,7 @@ set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIAGTOP=${DIAGTOP:-$ROOT/build/asan/diagtop}
 TARGETS=$ROOT/build/targets
+export PYTHONPATH="$ROOT/tests/tools" # the checks' shared Python helpers (sample_ratio.py)
 TEST_NAME=$(basename "$0" .sh)
 TMP=$(mktemp -d "/tmp/diagtop-test.$TEST_NAME.XXXXXX")
 TMUX_BASE="diagtop-test-$TEST_NAME-$$"

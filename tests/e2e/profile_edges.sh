@@ -139,6 +139,7 @@ readelf -lW "$TARGETS/stripme" >"$TMP/stripme.phdrs"
 check "stripped: the hot frames are stripme-stripped+0xOFFSET, inside spin_hot and spin_warm (nm) at about 3:1" \
     python3 - "$TMP/stripped.json" "$TMP/stripme.nm" "$TMP/stripme.phdrs" <<'PY'
 import json, re, sys
+from sample_ratio import about_ratio
 d = json.load(open(sys.argv[1]))
 base = min(int(l.split()[2], 16) for l in open(sys.argv[3]) if l.split()[:1] == ["LOAD"])
 syms = {}
@@ -157,9 +158,11 @@ for f in d["functions"]:
     off = int(m.group(1), 16) if m and f["module"] == "stripme-stripped" else -1
     own[next((n for n in ("spin_hot", "spin_warm") if inside(n, off)), "elsewhere")] += f["own_samples"]
 a, b = own["spin_hot"], own["spin_warm"]
-ok = a > 0 and b > 0 and 1.8 <= a / b <= 5.0 and a + b >= 0.9 * d["samples"] and d["samples"] >= 30
+ratio_ok, why = about_ratio(a, b)
+ok = ratio_ok and a + b >= 0.9 * d["samples"]
 if not ok:
-    print("  own samples by nm's function: %s of %d; functions: %s" % (own, d["samples"], d["functions"][:6]),
+    print("  %s; own samples by nm's function: %s of %d; functions: %s"
+          % (why, own, d["samples"], d["functions"][:6]),
           file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
