@@ -184,6 +184,31 @@ int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t
     family(f, "diagtop_process_open_fds", "gauge", "Open file descriptors (absent when they cannot be listed).");
     for (size_t i = 0; i < nrows; i++)
         if (fds[i] >= 0) fprintf(f, "diagtop_process_open_fds{%s} %ld\n", labels + i * 320, fds[i]);
+    family(f, "diagtop_process_disk_read_bytes_total", "counter", "Bytes read from storage (absent when unreadable).");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->io_known)
+            fprintf(f, "diagtop_process_disk_read_bytes_total{%s} %llu\n", labels + i * 320,
+                    m->view.rows[i].row->disk_read_bytes);
+    family(f, "diagtop_process_disk_written_bytes_total", "counter", "Bytes written to storage, counted when dirtied.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->io_known)
+            fprintf(f, "diagtop_process_disk_written_bytes_total{%s} %llu\n", labels + i * 320,
+                    m->view.rows[i].row->disk_write_bytes);
+    family(f, "diagtop_process_cpu_wait_seconds_total", "counter",
+           "Time the live threads spent runnable, waiting for a CPU.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->sched_known)
+            fprintf(f, "diagtop_process_cpu_wait_seconds_total{%s} %.6f\n", labels + i * 320,
+                    (double)m->view.rows[i].row->wait_ns / 1e9);
+    family(f, "diagtop_process_context_switches_total", "counter", "Times the live threads were put on a CPU.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->sched_known)
+            fprintf(f, "diagtop_process_context_switches_total{%s} %llu\n", labels + i * 320,
+                    m->view.rows[i].row->switches);
+    family(f, "diagtop_process_oom_score", "gauge", "The OOM killer's score, 0 to 2000: the highest goes first.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->oom_score >= 0)
+            fprintf(f, "diagtop_process_oom_score{%s} %d\n", labels + i * 320, m->view.rows[i].row->oom_score);
     family(f, "diagtop_process_start_time_seconds", "gauge", "Start time of the process, seconds since the epoch.");
     for (size_t i = 0; i < nrows; i++)
         fprintf(f, "diagtop_process_start_time_seconds{%s} %llu\n", labels + i * 320,

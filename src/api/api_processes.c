@@ -64,7 +64,7 @@ void api_processes_list(struct api_state *s, const struct api_request *rq, struc
     struct monitor *m = &s->mon.m;
     size_t n = m->view.n < (size_t)limit ? m->view.n : (size_t)limit;
     /* JSON carries every field, as `diagtop -b --json` does: fill them for the rows sent only. */
-    monitor_fill_rows(m, 0, n, PROC_NEED_STATM | PROC_NEED_CMDLINE | PROC_NEED_EXE | PROC_NEED_RUNTIME);
+    monitor_fill_rows(m, 0, n, PROC_NEED_ALL);
     struct procview shown = m->view;
     shown.n = n;
     char *doc = snapshot_json(m->sys, &m->counts, &shown, &m->ctx, proctable_interval(m->table));
@@ -83,7 +83,8 @@ void api_processes_metrics(struct api_state *s, const struct api_request *rq, st
         api_reply_error(out, 500, "%s", err);
         return;
     }
-    monitor_fill_rows(&s->mon.m, 0, (size_t)top, PROC_NEED_STATM); /* exact resident memory, as top shows */
+    /* exact resident memory, as top shows, and the activity counters */
+    monitor_fill_rows(&s->mon.m, 0, (size_t)top, PROC_NEED_STATM | PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_OOM);
     char *text = NULL;
     size_t len = 0;
     int rc = api_metrics_render(&s->mon.m, (size_t)top, &text, &len);

@@ -58,14 +58,14 @@ int batch_run(const struct options *o, const struct settings *s, const struct pr
         return 1;
     }
     /* JSON carries every field; text needs only what its columns show. */
-    unsigned needs = o->json ? PROC_NEED_STATM | PROC_NEED_CMDLINE | PROC_NEED_EXE | PROC_NEED_RUNTIME
-                             : monitor_needs_of(s->cols, s->ncols);
+    unsigned needs = o->json ? PROC_NEED_ALL : monitor_needs_of(s->cols, s->ncols);
     int status = 0;
     if (monitor_refresh(&m, vo, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop: %s\n", err);
         monitor_destroy(&m);
         return 1;
     }
+    monitor_fill_rows(&m, 0, m.view.n, needs); /* the first sample of the rates the first report shows */
     clock_sleep(s->delay < INITIAL_SAMPLE_SECONDS ? s->delay : INITIAL_SAMPLE_SECONDS, &batch_stop);
     for (int it = 0; !batch_stop && (o->iterations == 0 || it < o->iterations); it++) {
         if (it > 0) clock_sleep(s->delay, &batch_stop);

@@ -161,110 +161,6 @@ static const char *policy_name(unsigned p)
     return p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
-/* ---- the container a cgroup path names ---- */
-
-static int is_hex_id(const char *s, size_t n)
-{
-    if (n < 12 || n > 64) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    return 1;
-}
-
-static int has_prefix(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
-
-/* systemd escapes '-' in unit names as \x2d: "machine-debian\x2dtest.scope" is the machine "debian-test". */
-static void unescape_unit(char *out, size_t n, const char *s, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 1 < n; i++) {
-        unsigned c;
-        if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' && sscanf(s + i + 2, "%2x", &c) == 1) {
-            out[o++] = (char)c;
-            i += 3;
-        } else {
-            out[o++] = s[i];
-        }
-    }
-    out[o] = '\0';
-}
-
-/* "kubepods-burstable-pod0f3b1c2d_4e5f_....slice" (systemd driver) or "pod0f3b1c2d-4e5f-..." (cgroupfs). */
-static void kube_pod_uid(const char *c, size_t n, struct pi_container *out)
-{
-    const char *p = has_prefix(c, "pod") ? c : strstr(c, "-pod");
-    if (!p || (size_t)(p - c) >= n) return;
-    p += *p == '-' ? 4 : 3;
-    size_t len = (size_t)(c + n - p);
-    if (len > 6 && memcmp(p + len - 6, ".slice", 6) == 0) len -= 6;
-    if (len == 0 || len >= sizeof out->pod_uid) return;
-    for (size_t i = 0; i < len; i++) out->pod_uid[i] = p[i] == '_' ? '-' : p[i];
-    out->pod_uid[len] = '\0';
-}
-
-/* A unit a runtime made for one container: "docker-ID.scope", "libpod-ID.scope", "cri-containerd-ID.scope",
- * "crio-ID.scope", "machine-NAME.scope" (systemd-nspawn or a VM); podman's cgroupfs "libpod-ID" too. */
-static int scope_container(const char *c, size_t n, struct pi_container *out)
-{
-    static const struct { const char *prefix, *runtime; } units[] = {
-        {"docker-", "docker"}, {"libpod-conmon-", "podman"}, {"libpod-", "podman"}, {"cri-containerd-", "containerd"},
-        {"nerdctl-", "containerd"}, {"crio-conmon-", "cri-o"}, {"crio-", "cri-o"}};
-    if (n > 6 && memcmp(c + n - 6, ".scope", 6) == 0) n -= 6;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        size_t pl = strlen(units[i].prefix);
-        if (n > pl && strncmp(c, units[i].prefix, pl) == 0 && is_hex_id(c + pl, n - pl)) {
-            snprintf(out->runtime, sizeof out->runtime, "%s", units[i].runtime);
-            snprintf(out->id, sizeof out->id, "%.*s", (int)(n - pl), c + pl);
-            return 1;
-        }
-    }
-    if (n > 8 && has_prefix(c, "machine-")) {
-        snprintf(out->runtime, sizeof out->runtime, "systemd-machine");
-        unescape_unit(out->id, sizeof out->id, c + 8, n - 8);
-        return 1;
-    }
-    return 0;
-}
-
-/* One path component c (n bytes, not terminated), prev the one above it ("" at the top). */
-static void container_component(const char *prev, const char *c, size_t n, int *kube, struct pi_container *out)
-{
-    if (has_prefix(c, "kubepods")) {
-        *kube = 1;
-        kube_pod_uid(c, n, out);
-    } else if (*kube && has_prefix(c, "pod")) {
-        kube_pod_uid(c, n, out);
-    } else if (scope_container(c, n, out)) {
-    } else if ((strcmp(prev, "docker") == 0 || *kube) && is_hex_id(c, n)) { /* cgroupfs: /docker/ID, .../podUID/ID */
-        snprintf(out->runtime, sizeof out->runtime, "docker");
-        snprintf(out->id, sizeof out->id, "%.*s", (int)n, c);
-    } else if (strcmp(prev, "lxc") == 0 || has_prefix(c, "lxc.payload.") || has_prefix(c, "lxc.monitor.")) {
-        size_t skip = strcmp(prev, "lxc") == 0 ? 0 : 12;
-        snprintf(out->runtime, sizeof out->runtime, "lxc");
-        snprintf(out->id, sizeof out->id, "%.*s", (int)(n - skip), c + skip);
-    }
-}
-
-int procinfo_parse_container(const char *cgroup, struct pi_container *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!cgroup) return 0;
-    int kube = 0;
-    char prev[128] = "";
-    for (const char *c = cgroup; *c;) {
-        size_t n = strcspn(c, "/\n");
-        /* The outermost container wins: podman's ".../libpod-ID.scope/container" names nothing more inside. */
-        if (n && !out->id[0]) container_component(prev, c, n, &kube, out);
-        if (n) snprintf(prev, sizeof prev, "%.*s", (int)n, c);
-        c += n;
-        if (*c == '\n') break;
-        if (*c) c++;
-    }
-    if (kube) snprintf(out->runtime, sizeof out->runtime, "kubernetes");
-    if (!out->runtime[0]) memset(out, 0, sizeof *out);
-    return out->runtime[0] != 0;
-}
-
 /* Identity and times from stat, the parent chain up to init. */
 static void general_from_stat(struct pi_general *g, int pid, const struct procstat *ps, unsigned long long btime)
 {
@@ -328,20 +224,15 @@ static void general_program(struct pi_general *g, int pid)
     }
 }
 
-/* Its cgroup v2 path and the container that path names; on a cgroup v1 host, the first controller path naming one. */
+/* Its cgroup v2 path and the container its cgroups name. */
 static void general_cgroup(struct pi_general *g, int pid)
 {
     char *cg = fileio_read_proc(AT_FDCWD, pid, "cgroup", 8192, NULL);
     if (!cg) return;
-    const char *v2 = strstr(cg, "0::");
-    if (v2) g->cgroup = strndup(v2 + 3, strcspn(v2 + 3, "\n"));
-    int found = procinfo_parse_container(g->cgroup, &g->container);
-    for (const char *l = cg; !found && *l; l += *l == '\n') {
-        const char *eol = l + strcspn(l, "\n"), *c1 = memchr(l, ':', (size_t)(eol - l));
-        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL; /* "4:memory:/docker/ID" */
-        found = c2 && procinfo_parse_container(c2 + 1, &g->container);
-        l = eol;
-    }
+    size_t len;
+    const char *v2 = cgroup_file_v2_path(cg, &len);
+    if (v2) g->cgroup = strndup(v2, len);
+    cgroup_file_container(cg, &g->container);
     free(cg);
 }
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgroup_name.h"
+
 enum procinfo_section {
     PI_GENERAL = 1 << 0, PI_MEMORY = 1 << 1, PI_MODULES = 1 << 2, PI_FDS = 1 << 3, PI_THREADS = 1 << 4,
     PI_ENV = 1 << 5, PI_IO = 1 << 6, PI_ALL = 0x7F
@@ -17,8 +19,6 @@ const char *procinfo_section_name(enum procinfo_section s);
 /* Parses "general,memory"; returns the mask or -1. */
 int procinfo_parse_sections(const char *list);
 
-/* A container named by a cgroup path: the runtime, its container id, and for Kubernetes the pod's uid. */
-struct pi_container { char runtime[16]; char id[80]; char pod_uid[48]; };
 
 struct pi_ancestor { int pid; char comm[64]; };
 struct pi_limit { char name[64]; char soft[32], hard[32], units[16]; };
@@ -41,7 +41,7 @@ struct pi_general {
     char *cwd;
     char *cmdline;            /* arguments joined by spaces, raw bytes */
     char *cgroup;             /* cgroup v2 path */
-    struct pi_container container; /* from the cgroup path; runtime "" when it names none */
+    struct cgroup_container container; /* from the cgroup path; runtime "" when it names none */
     char namespaces[8][48];   /* "mnt:[4026531840]" */
     int nnamespaces;
     int ns_differs[8];        /* namespaces[i] is not diagtop's own (1), is (0), or ours is unreadable (-1) */
@@ -115,9 +115,6 @@ void procinfo_parse_status(const char *text, struct pi_general *g, struct pi_mem
 void procinfo_parse_smaps_rollup(const char *text, struct pi_memory *m);
 int procinfo_parse_limits(const char *text, struct pi_limit *out, int max);
 void procinfo_parse_io(const char *text, struct pi_io *io);
-/* The container a cgroup v2 (or v1) path names: docker-ID.scope, /docker/ID, kubepods.../podUID/ID,
- * libpod-ID.scope, /lxc/NAME, lxc.payload.NAME, machine-NAME.scope. Returns 1 when it names one, else 0 (out zeroed). */
-int procinfo_parse_container(const char *cgroup, struct pi_container *out);
 /* Does an environment variable's name look like it holds a secret (SECRET, TOKEN, PASSWORD, KEY, CREDENTIAL)? */
 int procinfo_env_is_secret(const char *name);
 #endif

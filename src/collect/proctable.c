@@ -17,6 +17,7 @@
 #include "util/tasks.h"
 #include "util/text.h"
 #include "growth.h"
+#include "procactivity.h"
 #include "procstat.h"
 #include "systotals.h"
 
@@ -27,6 +28,8 @@
 #define YOUNG_PROCESS_SECONDS 2.0 /* a JVM maps libjvm.so shortly after exec: classify again */
 #define FD_RESERVE 64             /* descriptors left for everything else */
 #define STATM_MAX_AGE_SECONDS 10.0 /* an idle process's statm is re-read at least this often */
+#define UNIT_RECHECK_SECONDS 5.0   /* a process can be moved to another cgroup (systemd-run --scope, docker exec) */
+#define UNIT_MAX 64
 
 /* One process or thread, as long as it keeps its identity (pid, start time). */
 struct proc_entry {
@@ -53,6 +56,10 @@ struct proc_entry {
     double exe_checked;
     int runtime_tried;
     double agent_checked;
+    /* The previous fill of the activity counters, for their rates. */
+    double io_time, sched_time;
+    char unit[UNIT_MAX];
+    double unit_checked;
 };
 
 /* What an executable (device, inode) is, so that many processes of one binary read its ELF once. */
@@ -113,6 +120,7 @@ static struct proc_entry *entry_add(struct proctable *t, int pid)
     struct proc_entry *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->row.pid = pid;
+    e->row.oom_score = -1;
     e->stat_fd = e->statm_fd = -1;
     if (t->nentries + 1 > t->nbuckets * 2) table_grow(t);
     size_t k = bucket_of(t, pid);
@@ -153,6 +161,10 @@ static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
     memset(&e->growth, 0, sizeof e->growth);
     e->row.uid_known = 0;
     e->row.shared_bytes = -1;
+    e->row.io_known = e->row.io_rates_known = e->row.sched_known = e->row.sched_rates_known = 0;
+    e->row.oom_score = -1;
+    e->row.unit = NULL;
+    e->unit_checked = 0;
 }
 
 static void entry_free(struct proctable *t, struct proc_entry *e)
@@ -173,11 +185,19 @@ static int open_kept(struct proctable *t, const char *path, int *keep)
     return fd;
 }
 
+/* An entry's directory below /proc: "PID" or "TGID/task/TID". */
+static void entry_dir(const struct proc_entry *e, char *buf, size_t bufsz)
+{
+    if (e->row.is_thread) snprintf(buf, bufsz, "%d/task/%d", e->row.tgid, e->row.pid);
+    else snprintf(buf, bufsz, "%d", e->row.pid);
+}
+
 /* Path of an entry's file below /proc: "PID/name" or "TGID/task/TID/name". */
 static void entry_path(const struct proc_entry *e, const char *name, char *buf, size_t bufsz)
 {
-    if (e->row.is_thread) snprintf(buf, bufsz, "%d/task/%d/%s", e->row.tgid, e->row.pid, name);
-    else snprintf(buf, bufsz, "%d/%s", e->row.pid, name);
+    char dir[48];
+    entry_dir(e, dir, sizeof dir);
+    snprintf(buf, bufsz, "%s/%s", dir, name);
 }
 
 /* Reads a small file of the entry through a kept descriptor when possible. A kept descriptor of an exited process
@@ -236,7 +256,7 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     if (!r->uid_known) {
         char path[96];
         struct stat st;
-        entry_path(e, "", path, sizeof path);
+        entry_dir(e, path, sizeof path);
         if (fstatat(t->procfd, path, &st, 0) == 0) {
             r->uid = st.st_uid;
             r->uid_known = 1;
@@ -549,6 +569,67 @@ static void fill_runtime(struct proctable *t, struct proc_entry *e, double now)
     }
 }
 
+/* A counter's rate since the previous fill; a counter that fell (a thread ended and took its share out of a sum)
+ * counts as unchanged. */
+static double rate_since(unsigned long long now_v, unsigned long long prev_v, double seconds)
+{
+    return now_v > prev_v && seconds > 0 ? (double)(now_v - prev_v) / seconds : 0.0;
+}
+
+static void fill_io(struct proctable *t, struct proc_entry *e, double now)
+{
+    struct proc_row *r = &e->row;
+    char dir[64];
+    struct proc_io io;
+    entry_dir(e, dir, sizeof dir);
+    if (r->is_kernel || procactivity_read_io(t->procfd, dir, &io) < 0) {
+        r->io_known = r->io_rates_known = 0;
+        return;
+    }
+    if (r->io_known) {
+        r->disk_read_per_sec = rate_since(io.read_bytes, r->disk_read_bytes, now - e->io_time);
+        r->disk_write_per_sec = rate_since(io.write_bytes, r->disk_write_bytes, now - e->io_time);
+        r->io_rates_known = 1;
+    }
+    r->disk_read_bytes = io.read_bytes;
+    r->disk_write_bytes = io.write_bytes;
+    r->io_known = 1;
+    e->io_time = now;
+}
+
+static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
+{
+    struct proc_row *r = &e->row;
+    char dir[64];
+    struct proc_sched sc;
+    entry_dir(e, dir, sizeof dir);
+    /* a process's own schedstat is its main thread's: sum the threads unless it has only that one */
+    if (procactivity_read_sched(t->procfd, r->pid, dir, !r->is_thread && r->nlwp > 1, &sc) < 0) {
+        r->sched_known = r->sched_rates_known = 0;
+        return;
+    }
+    if (r->sched_known) {
+        double seconds = now - e->sched_time;
+        r->wait_percent = rate_since(sc.wait_ns, r->wait_ns, seconds) / 1e7; /* ns per s, as a share of one CPU */
+        r->switches_per_sec = rate_since(sc.switches, r->switches, seconds);
+        r->sched_rates_known = 1;
+    }
+    r->wait_ns = sc.wait_ns;
+    r->switches = sc.switches;
+    r->sched_known = 1;
+    e->sched_time = now;
+}
+
+static void fill_unit(struct proctable *t, struct proc_entry *e, double now)
+{
+    if (e->row.unit && now - e->unit_checked < UNIT_RECHECK_SECONDS) return;
+    char dir[64];
+    entry_dir(e, dir, sizeof dir);
+    if (procactivity_read_unit(t->procfd, dir, e->unit, sizeof e->unit) < 0) e->unit[0] = '\0';
+    e->row.unit = e->unit;
+    e->unit_checked = now;
+}
+
 void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsigned needs)
 {
     double now = clock_monotonic_seconds();
@@ -559,6 +640,14 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
         if (needs & PROC_NEED_CMDLINE) fill_cmdline(t, e);
         if (needs & PROC_NEED_EXE) fill_exe(t, e);
         if (needs & PROC_NEED_RUNTIME) fill_runtime(t, e, now);
+        if (needs & PROC_NEED_IO) fill_io(t, e, now);
+        if (needs & PROC_NEED_SCHED) fill_sched(t, e, now);
+        if (needs & PROC_NEED_UNIT) fill_unit(t, e, now);
+        if (needs & PROC_NEED_OOM) {
+            char dir[64];
+            entry_dir(e, dir, sizeof dir);
+            e->row.oom_score = procactivity_read_oom(t->procfd, dir);
+        }
     }
 }
 

@@ -15,6 +15,11 @@ enum proc_need {
     PROC_NEED_CMDLINE = 1 << 1, /* command line, cached per process identity */
     PROC_NEED_EXE = 1 << 2,     /* executable path, cached */
     PROC_NEED_RUNTIME = 1 << 3, /* runtime kind and agent endpoint, cached */
+    PROC_NEED_IO = 1 << 4,      /* storage bytes read and written, and their rates (io) */
+    PROC_NEED_SCHED = 1 << 5,   /* time waiting for a CPU and context switches (schedstat of every thread) */
+    PROC_NEED_OOM = 1 << 6,     /* the OOM killer's score */
+    PROC_NEED_UNIT = 1 << 7,    /* the systemd unit or container of the cgroup, cached */
+    PROC_NEED_ALL = (1 << 8) - 1, /* what JSON carries */
 };
 
 struct proc_row {
@@ -41,6 +46,16 @@ struct proc_row {
     int exe_deleted;
     enum runtime_kind runtime;        /* RUNTIME_UNKNOWN until filled or when undeterminable */
     int agent;                        /* an agent endpoint exists (gops port, HotSpot socket) */
+    /* Activity, over the time since the row was last filled with its need (a rate needs two fills). */
+    int io_known, io_rates_known;     /* io: 0 until read, or unreadable (another user's process) */
+    unsigned long long disk_read_bytes, disk_write_bytes;
+    double disk_read_per_sec, disk_write_per_sec;
+    int sched_known, sched_rates_known;
+    unsigned long long wait_ns, switches; /* summed over live threads */
+    double wait_percent;              /* runnable, waiting for a CPU: 100 = one thread the whole interval */
+    double switches_per_sec;
+    int oom_score;                    /* -1: not read or unreadable */
+    const char *unit;                 /* systemd unit or container ("" for none); NULL until filled */
 };
 
 struct task_counts {

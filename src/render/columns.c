@@ -24,6 +24,19 @@ FIELD_COMPARATOR(cmp_shr, shared_bytes)
 FIELD_COMPARATOR(cmp_state, state)
 FIELD_COMPARATOR(cmp_cpu, cpu_percent)
 FIELD_COMPARATOR(cmp_thr, nlwp)
+FIELD_COMPARATOR(cmp_oom, oom_score)
+
+/* Comparators of rates: a row without one (unreadable, or one sample yet) sorts as zero. */
+#define RATE_COMPARATOR(fn, known, field)                                                                        \
+    static int fn(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)              \
+    {                                                                                                          \
+        (void)c;                                                                                               \
+        return CMP(a->known ? a->field : 0, b->known ? b->field : 0);                                          \
+    }
+RATE_COMPARATOR(cmp_disk_read, io_rates_known, disk_read_per_sec)
+RATE_COMPARATOR(cmp_disk_write, io_rates_known, disk_write_per_sec)
+RATE_COMPARATOR(cmp_wait, sched_rates_known, wait_percent)
+RATE_COMPARATOR(cmp_csw, sched_rates_known, switches_per_sec)
 
 static int cmp_user(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {
@@ -44,6 +57,11 @@ static int cmp_runtime(const struct proc_row *a, const struct proc_row *b, const
 {
     (void)c;
     return CMP(a->runtime * 2 + a->agent, b->runtime * 2 + b->agent);
+}
+static int cmp_unit(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
+{
+    (void)c;
+    return strcmp(a->unit ? a->unit : "", b->unit ? b->unit : "");
 }
 static int cmp_command(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {
@@ -138,6 +156,48 @@ static void fmt_runtime(char *buf, size_t n, const struct proc_row *r, const str
                            ? runtime_name(r->runtime) : "-";
     snprintf(buf, n, "%s%s", name, r->agent ? "*" : "");
 }
+/* Bytes per second: "0", "512B", "1.2M" (KiB and up scaled as RES is); "-" without a rate. */
+static void format_byte_rate(char *buf, size_t n, int known, double per_sec)
+{
+    if (!known) snprintf(buf, n, "-");
+    else if (per_sec < 1024) snprintf(buf, n, per_sec < 0.5 ? "0" : "%.0fB", per_sec);
+    else text_format_kib_scaled(buf, n, (unsigned long long)(per_sec / 1024.0 + 0.5));
+}
+static void fmt_disk_read(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    format_byte_rate(buf, n, r->io_rates_known, r->disk_read_per_sec);
+}
+static void fmt_disk_write(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    format_byte_rate(buf, n, r->io_rates_known, r->disk_write_per_sec);
+}
+static void fmt_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (!r->sched_rates_known) snprintf(buf, n, "-");
+    else snprintf(buf, n, r->wait_percent >= 999.5 ? "%.0f" : "%.1f", r->wait_percent);
+}
+static void fmt_csw(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (!r->sched_rates_known) snprintf(buf, n, "-");
+    else if (r->switches_per_sec < 99999.5) snprintf(buf, n, "%.0f", r->switches_per_sec);
+    else snprintf(buf, n, "%.0fk", r->switches_per_sec / 1000);
+}
+static void fmt_oom(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (r->oom_score < 0) snprintf(buf, n, "-");
+    else snprintf(buf, n, "%d", r->oom_score);
+}
+static void fmt_unit(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    const char *u = r->unit && *r->unit ? r->unit : "-";
+    text_sanitize_display(buf, n, u, strlen(u)); /* a cgroup's name is anyone's choice of bytes */
+}
 static void fmt_command(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
@@ -146,24 +206,36 @@ static void fmt_command(char *buf, size_t n, const struct proc_row *r, const str
 }
 
 const struct column columns_table[COL_COUNT] = {
-    {COL_PID, "pid", "PID", 7, 0, 0, 0, "process (or thread) id", cmp_pid, fmt_pid},
-    {COL_USER, "user", "USER", 8, 1, 0, 0, "effective user", cmp_user, fmt_user},
-    {COL_PRI, "pri", "PRI", 3, 0, 1, 0, "kernel scheduling priority", cmp_pri, fmt_pri},
-    {COL_NI, "ni", "NI", 3, 0, 1, 0, "nice value", cmp_ni, fmt_ni},
-    {COL_VIRT, "virt", "VIRT", 7, 0, 1, 0, "virtual memory size", cmp_virt, fmt_virt},
-    {COL_RES, "res", "RES", 6, 0, 1, PROC_NEED_STATM, "resident memory", cmp_res, fmt_res},
-    {COL_SHR, "shr", "SHR", 6, 0, 1, PROC_NEED_STATM, "shared resident memory (file and shmem)", cmp_shr, fmt_shr},
-    {COL_S, "s", "S", 1, 1, 0, 0, "state: R running, S sleeping, D disk, T stopped, Z zombie", cmp_state, fmt_state},
-    {COL_CPU, "cpu", "%CPU", 5, 0, 1, 0, "CPU usage since the last refresh (100 = one core)", cmp_cpu, fmt_cpu},
-    {COL_MEM, "mem", "%MEM", 4, 0, 1, PROC_NEED_STATM, "resident memory as a share of RAM", cmp_res, fmt_mem},
-    {COL_TIME, "time", "TIME+", 9, 0, 1, 0, "CPU time used, user + system", cmp_time, fmt_time},
-    {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr},
+    {COL_PID, "pid", "PID", 7, 0, 0, 0, "process (or thread) id", cmp_pid, fmt_pid, 0},
+    {COL_USER, "user", "USER", 8, 1, 0, 0, "effective user", cmp_user, fmt_user, 0},
+    {COL_PRI, "pri", "PRI", 3, 0, 1, 0, "kernel scheduling priority", cmp_pri, fmt_pri, 0},
+    {COL_NI, "ni", "NI", 3, 0, 1, 0, "nice value", cmp_ni, fmt_ni, 0},
+    {COL_VIRT, "virt", "VIRT", 7, 0, 1, 0, "virtual memory size", cmp_virt, fmt_virt, 0},
+    {COL_RES, "res", "RES", 6, 0, 1, PROC_NEED_STATM, "resident memory", cmp_res, fmt_res, 0},
+    {COL_SHR, "shr", "SHR", 6, 0, 1, PROC_NEED_STATM, "shared resident memory (file and shmem)", cmp_shr, fmt_shr, 0},
+    {COL_S, "s", "S", 1, 1, 0, 0, "state: R running, S sleeping, D disk, T stopped, Z zombie", cmp_state, fmt_state, 0},
+    {COL_CPU, "cpu", "%CPU", 5, 0, 1, 0, "CPU usage since the last refresh (100 = one core)", cmp_cpu, fmt_cpu, 0},
+    {COL_MEM, "mem", "%MEM", 4, 0, 1, PROC_NEED_STATM, "resident memory as a share of RAM", cmp_res, fmt_mem, 0},
+    {COL_TIME, "time", "TIME+", 9, 0, 1, 0, "CPU time used, user + system", cmp_time, fmt_time, 0},
+    {COL_THR, "thr", "THR", 4, 0, 1, 0, "number of threads", cmp_thr, fmt_thr, 0},
     {COL_GROWTH, "growth", "RES/min", 7, 0, 1, 0, "resident memory growth per minute, last 5 minutes", cmp_growth,
-     fmt_growth},
+     fmt_growth, 0},
     {COL_RUNTIME, "runtime", "RUNTIME", 7, 1, 1, PROC_NEED_RUNTIME, "go, java, native (diagtop agent), or -; * when an agent listens",
-     cmp_runtime, fmt_runtime},
+     cmp_runtime, fmt_runtime, 0},
+    {COL_DISK_READ, "diskr", "DISK R/s", 8, 0, 1, PROC_NEED_IO,
+     "bytes read from storage per second (/proc/PID/io, as iotop)", cmp_disk_read, fmt_disk_read, 1},
+    {COL_DISK_WRITE, "diskw", "DISK W/s", 8, 0, 1, PROC_NEED_IO,
+     "bytes written to storage per second, counted when dirtied (/proc/PID/io)", cmp_disk_write, fmt_disk_write, 1},
+    {COL_WAIT, "wait", "WAIT%", 5, 0, 1, PROC_NEED_SCHED,
+     "runnable but waiting for a CPU, share of the interval (100 = one thread all of it)", cmp_wait, fmt_wait, 1},
+    {COL_CSW, "csw", "CSW/s", 6, 0, 1, PROC_NEED_SCHED, "context switches per second, voluntary and not (schedstat)",
+     cmp_csw, fmt_csw, 1},
+    {COL_OOM, "oom", "OOM", 4, 0, 1, PROC_NEED_OOM, "the OOM killer's score: the highest is killed first (0-2000)",
+     cmp_oom, fmt_oom, 1},
+    {COL_UNIT, "unit", "UNIT", 20, 1, 0, PROC_NEED_UNIT, "systemd unit, or container or pod id (the cgroup path)",
+     cmp_unit, fmt_unit, 1},
     {COL_COMMAND, "command", "COMMAND", 0, 1, 0, PROC_NEED_CMDLINE, "command line (thread name for threads)",
-     cmp_command, fmt_command},
+     cmp_command, fmt_command, 0},
 };
 
 const struct column *columns_find(const char *key)
@@ -208,7 +280,8 @@ int columns_parse_list(const char *list, enum column_id *out, int max, char *err
 int columns_default(enum column_id *out, int max)
 {
     int n = 0;
-    for (int i = 0; i < COL_COUNT && n < max; i++) out[n++] = (enum column_id)i;
+    for (int i = 0; i < COL_COUNT && n < max; i++)
+        if (!columns_table[i].optional) out[n++] = (enum column_id)i;
     return n;
 }
 

@@ -10,7 +10,8 @@
 
 enum column_id {
     COL_PID, COL_USER, COL_PRI, COL_NI, COL_VIRT, COL_RES, COL_SHR, COL_S, COL_CPU, COL_MEM, COL_TIME, COL_THR,
-    COL_GROWTH, COL_RUNTIME, COL_COMMAND, COL_COUNT
+    COL_GROWTH, COL_RUNTIME, COL_DISK_READ, COL_DISK_WRITE, COL_WAIT, COL_CSW, COL_OOM, COL_UNIT, COL_COMMAND,
+    COL_COUNT
 };
 
 struct column_ctx {
@@ -29,6 +30,7 @@ struct column {
     const char *description;
     int (*compare)(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *ctx);
     void (*format)(char *buf, size_t bufsz, const struct proc_row *r, const struct column_ctx *ctx);
+    int optional; /* shown only when chosen (F2, --columns, the config): a column nobody asked for reads nothing */
 };
 
 extern const struct column columns_table[COL_COUNT];
@@ -37,7 +39,7 @@ extern const struct column columns_table[COL_COUNT];
 const struct column *columns_find(const char *key);
 /* Parses "pid,user,cpu" into ids; returns the count or -1 with a reason naming the bad key. */
 int columns_parse_list(const char *list, enum column_id *out, int max, char *err, size_t errlen);
-/* The columns shown by default, in order. */
+/* The columns shown by default (all but the optional ones), in order. */
 int columns_default(enum column_id *out, int max);
 /* Writes the command cell without any tree prefix: the full command line sanitized, or "[comm]" for kernel threads
  * and processes without one; thread rows show the thread's name. base_off and base_len locate the program's

@@ -48,7 +48,7 @@ static void kudu_fields(cJSON *o, const struct proc_info *pi)
 }
 
 /* {runtime, id, pod_uid} as the cgroup path names them, or null when it names no container. */
-static void add_container(cJSON *o, const struct pi_container *c)
+static void add_container(cJSON *o, const struct cgroup_container *c)
 {
     if (!c->runtime[0]) {
         cJSON_AddNullToObject(o, "container");

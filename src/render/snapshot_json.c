@@ -49,6 +49,45 @@ static cJSON *system_json(const struct systotals *st, const struct task_counts *
     return sys;
 }
 
+/* The activity counters and their rates; null where unreadable or (rates) before a second sample. */
+static void add_activity(cJSON *p, const struct proc_row *r)
+{
+    cJSON *disk = cJSON_AddObjectToObject(p, "disk");
+    if (r->io_known) {
+        json_add_u64(disk, "read_bytes", r->disk_read_bytes);
+        json_add_u64(disk, "write_bytes", r->disk_write_bytes);
+    } else {
+        cJSON_AddNullToObject(disk, "read_bytes");
+        cJSON_AddNullToObject(disk, "write_bytes");
+    }
+    if (r->io_rates_known) {
+        json_add_fixed(disk, "read_bytes_per_sec", r->disk_read_per_sec, 0);
+        json_add_fixed(disk, "write_bytes_per_sec", r->disk_write_per_sec, 0);
+    } else {
+        cJSON_AddNullToObject(disk, "read_bytes_per_sec");
+        cJSON_AddNullToObject(disk, "write_bytes_per_sec");
+    }
+    cJSON *sched = cJSON_AddObjectToObject(p, "scheduler");
+    if (r->sched_known) {
+        json_add_fixed(sched, "wait_seconds", (double)r->wait_ns / 1e9, 6);
+        json_add_u64(sched, "switches", r->switches);
+    } else {
+        cJSON_AddNullToObject(sched, "wait_seconds");
+        cJSON_AddNullToObject(sched, "switches");
+    }
+    if (r->sched_rates_known) {
+        json_add_fixed(sched, "wait_percent", r->wait_percent, 1);
+        json_add_fixed(sched, "switches_per_sec", r->switches_per_sec, 0);
+    } else {
+        cJSON_AddNullToObject(sched, "wait_percent");
+        cJSON_AddNullToObject(sched, "switches_per_sec");
+    }
+    if (r->oom_score >= 0) json_add_i64(p, "oom_score", r->oom_score);
+    else cJSON_AddNullToObject(p, "oom_score");
+    if (r->unit) json_add_bytes(p, "unit", r->unit, strlen(r->unit));
+    else cJSON_AddNullToObject(p, "unit");
+}
+
 static cJSON *process_json(const struct proc_row *r, const struct systotals *st, const struct column_ctx *ctx)
 {
     cJSON *p = cJSON_CreateObject();
@@ -76,6 +115,7 @@ static cJSON *process_json(const struct proc_row *r, const struct systotals *st,
     if (r->growth_known && !r->is_kernel) json_add_fixed(p, "rss_growth_bytes_per_min", r->growth_bytes_per_min, 0);
     else cJSON_AddNullToObject(p, "rss_growth_bytes_per_min");
     json_add_i64(p, "threads", r->nlwp);
+    add_activity(p, r);
     json_add_i64(p, "nice", r->nice);
     json_add_i64(p, "priority", r->priority);
     char iso[32];

@@ -103,14 +103,20 @@ static void menu_add(struct menu *m, const char *label, long value, int checked)
     m->n++;
 }
 
+/* A column as a menu line: its title, then what it shows. */
+static void menu_add_column(struct menu *m, const struct column *c, int checked)
+{
+    char label[TUI_MENU_LABEL];
+    snprintf(label, sizeof label, "%-8s %s", c->title, c->description);
+    menu_add(m, label, c->id, checked);
+}
+
 static unsigned key_sort_menu(struct tui *t, int key)
 {
     (void)key;
     menu_open(t, MENU_SORT, "Sort by");
     for (int i = 0; i < COL_COUNT; i++) {
-        char label[TUI_MENU_LABEL];
-        snprintf(label, sizeof label, "%-8s %s", columns_table[i].title, columns_table[i].description);
-        menu_add(&t->menu, label, i, 0);
+        menu_add_column(&t->menu, &columns_table[i], 0);
         if ((int)t->vo.sort == i) t->menu.cursor = i;
     }
     return EFFECT_NONE;
@@ -322,14 +328,11 @@ static void columns_menu_fill(struct tui *t)
 {
     int cursor = t->menu.cursor;
     menu_open(t, MENU_COLUMNS, "Columns: Space shows/hides, - and + move, Esc done");
-    for (int i = 0; i < t->s->ncols; i++) {
-        const struct column *c = &columns_table[t->s->cols[i]];
-        menu_add(&t->menu, c->title, c->id, 1);
-    }
+    for (int i = 0; i < t->s->ncols; i++) menu_add_column(&t->menu, &columns_table[t->s->cols[i]], 1);
     for (int id = 0; id < COL_COUNT; id++) {
         int shown = 0;
         for (int i = 0; i < t->s->ncols; i++) shown |= (int)t->s->cols[i] == id;
-        if (!shown) menu_add(&t->menu, columns_table[id].title, id, 0);
+        if (!shown) menu_add_column(&t->menu, &columns_table[id], 0);
     }
     t->menu.cursor = cursor < t->menu.n ? cursor : 0;
 }

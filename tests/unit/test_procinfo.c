@@ -115,59 +115,6 @@ static void nspid_from_status(void)
     CHECK_INT(g.nnspid, 0);
 }
 
-#define ID64 "4f1c2a3b5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70"
-
-/* Paths as /proc/PID/cgroup shows them under each runtime and cgroup driver. */
-static void container_from_cgroup_paths(void)
-{
-    struct pi_container c;
-    CHECK_INT(procinfo_parse_container("/system.slice/docker-" ID64 ".scope", &c), 1);
-    CHECK_STR(c.runtime, "docker");
-    CHECK_STR(c.id, ID64);
-    CHECK_STR(c.pod_uid, "");
-    CHECK_INT(procinfo_parse_container("/docker/" ID64, &c), 1); /* cgroupfs driver, and v1's "12:memory:/docker/ID" */
-    CHECK_STR(c.runtime, "docker");
-    CHECK_STR(c.id, ID64);
-    CHECK_INT(procinfo_parse_container("/kubepods.slice/kubepods-burstable.slice/"
-                                       "kubepods-burstable-pod0f3b1c2d_4e5f_6789_abcd_ef0123456789.slice/"
-                                       "cri-containerd-" ID64 ".scope", &c), 1);
-    CHECK_STR(c.runtime, "kubernetes");
-    CHECK_STR(c.id, ID64);
-    CHECK_STR(c.pod_uid, "0f3b1c2d-4e5f-6789-abcd-ef0123456789");
-    CHECK_INT(procinfo_parse_container("/kubepods/besteffort/pod0f3b1c2d-4e5f-6789-abcd-ef0123456789/" ID64, &c), 1);
-    CHECK_STR(c.runtime, "kubernetes");
-    CHECK_STR(c.id, ID64);
-    CHECK_STR(c.pod_uid, "0f3b1c2d-4e5f-6789-abcd-ef0123456789");
-    CHECK_INT(procinfo_parse_container("/kubepods.slice/kubepods-pod0f3b1c2d_4e5f_6789_abcd_ef0123456789.slice/"
-                                       "crio-" ID64 ".scope", &c), 1); /* guaranteed QoS: no QoS slice */
-    CHECK_STR(c.pod_uid, "0f3b1c2d-4e5f-6789-abcd-ef0123456789");
-    CHECK_STR(c.id, ID64);
-    CHECK_INT(procinfo_parse_container("/machine.slice/libpod-" ID64 ".scope/container", &c), 1);
-    CHECK_STR(c.runtime, "podman");
-    CHECK_STR(c.id, ID64);
-    CHECK_INT(procinfo_parse_container("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID64
-                                       ".scope/container", &c), 1); /* rootless */
-    CHECK_STR(c.runtime, "podman");
-    CHECK_INT(procinfo_parse_container("/system.slice/crio-" ID64 ".scope", &c), 1);
-    CHECK_STR(c.runtime, "cri-o");
-    CHECK_INT(procinfo_parse_container("/lxc.payload.web1/system.slice/nginx.service", &c), 1);
-    CHECK_STR(c.runtime, "lxc");
-    CHECK_STR(c.id, "web1");
-    CHECK_INT(procinfo_parse_container("/lxc/web1", &c), 1);
-    CHECK_STR(c.id, "web1");
-    CHECK_INT(procinfo_parse_container("/machine.slice/machine-debian\\x2dtest.scope/payload", &c), 1);
-    CHECK_STR(c.runtime, "systemd-machine");
-    CHECK_STR(c.id, "debian-test");
-    /* The runtimes' own daemons, a user session, the root: no container. */
-    CHECK_INT(procinfo_parse_container("/system.slice/docker.service", &c), 0);
-    CHECK_STR(c.runtime, "");
-    CHECK_INT(procinfo_parse_container("/system.slice/containerd.service", &c), 0);
-    CHECK_INT(procinfo_parse_container("/user.slice/user-1000.slice/session-3.scope", &c), 0);
-    CHECK_INT(procinfo_parse_container("/", &c), 0);
-    CHECK_INT(procinfo_parse_container(NULL, &c), 0);
-    CHECK_INT(procinfo_parse_container("/system.slice/docker-notanid.scope", &c), 0);
-}
-
 static void secret_names(void)
 {
     CHECK(procinfo_env_is_secret("SECRET_TOKEN"));
@@ -199,7 +146,6 @@ int main(void)
     RUN(io_counters);
     RUN(sockets_lines);
     RUN(nspid_from_status);
-    RUN(container_from_cgroup_paths);
     RUN(secret_names);
     RUN(section_lists);
     CHECK_EXIT();
