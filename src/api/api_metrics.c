@@ -91,6 +91,18 @@ static void system_metrics(FILE *f, const struct monitor *m)
     family(f, "diagtop_system_load_average", "gauge", "Load average over 1, 5 and 15 minutes.");
     static const char *const periods[] = {"1m", "5m", "15m"};
     for (int i = 0; i < 3; i++) fprintf(f, "diagtop_system_load_average{period=\"%s\"} %g\n", periods[i], st->load[i]);
+    family(f, "diagtop_system_pressure_stalled_seconds_total", "counter",
+           "Time some (or all: full) non-idle tasks were stalled on a resource (PSI; absent without it).");
+    for (int r = 0; r < PRESSURE_COUNT; r++) {
+        const struct pressure *p = &st->pressure[r];
+        const char *name = systotals_pressure_name((enum pressure_resource)r);
+        if (!p->known) continue;
+        fprintf(f, "diagtop_system_pressure_stalled_seconds_total{resource=\"%s\",kind=\"some\"} %.6f\n", name,
+                (double)p->some_total_us / 1e6);
+        if (r != PRESSURE_CPU) /* system-wide full CPU pressure means nothing */
+            fprintf(f, "diagtop_system_pressure_stalled_seconds_total{resource=\"%s\",kind=\"full\"} %.6f\n", name,
+                    (double)p->full_total_us / 1e6);
+    }
     family(f, "diagtop_system_uptime_seconds", "gauge", "Seconds since boot.");
     fprintf(f, "diagtop_system_uptime_seconds %.2f\n", st->uptime_seconds);
     family(f, "diagtop_system_boot_time_seconds", "gauge", "Boot time, seconds since the epoch.");

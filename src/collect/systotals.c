@@ -92,6 +92,42 @@ static void read_memory(struct mem_totals *m)
     procps_meminfo_unref(&info);
 }
 
+int systotals_parse_pressure(const char *text, struct pressure *out)
+{
+    memset(out, 0, sizeof *out);
+    int lines = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        double v[3];
+        unsigned long long total;
+        int full = strncmp(l, "full ", 5) == 0;
+        if (!full && strncmp(l, "some ", 5) != 0) continue;
+        if (sscanf(l + 5, "avg10=%lf avg60=%lf avg300=%lf total=%llu", &v[0], &v[1], &v[2], &total) != 4)
+            return -1;
+        memcpy(full ? out->full : out->some, v, sizeof v);
+        *(full ? &out->full_total_us : &out->some_total_us) = total;
+        lines++;
+    }
+    out->known = lines > 0;
+    return lines > 0 ? 0 : -1;
+}
+
+const char *systotals_pressure_name(enum pressure_resource r)
+{
+    static const char *const names[PRESSURE_COUNT] = {"cpu", "io", "memory"};
+    return (unsigned)r < PRESSURE_COUNT ? names[r] : "?";
+}
+
+/* Pressure of every resource; a file that cannot be read leaves that one unknown. */
+static void read_pressure(struct systotals *st)
+{
+    for (int r = 0; r < PRESSURE_COUNT; r++) {
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/pressure/%s", systotals_pressure_name((enum pressure_resource)r));
+        if (fileio_read_at(AT_FDCWD, path, buf, sizeof buf) <= 0 || systotals_parse_pressure(buf, &st->pressure[r]) < 0)
+            memset(&st->pressure[r], 0, sizeof st->pressure[r]);
+    }
+}
+
 int systotals_refresh(struct systotals *st, char *err, size_t errlen)
 {
     char *buf = st->stat_text;
@@ -116,6 +152,7 @@ int systotals_refresh(struct systotals *st, char *err, size_t errlen)
     procps_uptime(&st->uptime_seconds, &idle);
     procps_loadavg(&st->load[0], &st->load[1], &st->load[2]);
     read_memory(&st->mem);
+    read_pressure(st);
     return 0;
 }
 

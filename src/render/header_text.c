@@ -10,6 +10,18 @@ void header_format_uptime(char *buf, size_t bufsz, double seconds)
     else snprintf(buf, bufsz, "%02ld:%02ld:%02ld", h, m, sec);
 }
 
+size_t header_format_pressure(char *buf, size_t bufsz, const struct systotals *st)
+{
+    const struct pressure *c = &st->pressure[PRESSURE_CPU], *io = &st->pressure[PRESSURE_IO],
+                          *mem = &st->pressure[PRESSURE_MEMORY];
+    if (bufsz) buf[0] = '\0';
+    if (!c->known && !io->known && !mem->known) return 0;
+    /* system-wide "full" CPU pressure carries no meaning (some task always runs): cpu shows "some" alone */
+    int n = snprintf(buf, bufsz, "cpu %.1f io %.1f/%.1f mem %.1f/%.1f", c->some[0], io->some[0], io->full[0],
+                     mem->some[0], mem->full[0]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
 static double mib(unsigned long long bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 void header_text_write(FILE *out, const struct systotals *st, const struct task_counts *tc)
@@ -32,4 +44,6 @@ void header_text_write(FILE *out, const struct systotals *st, const struct task_
             mib(m->free), mib(m->used), mib(m->buffers + m->cached), mib(m->available));
     fprintf(out, "MiB Swap: %9.1f total, %9.1f free, %9.1f used\n", mib(m->swap_total), mib(m->swap_free),
             mib(m->swap_used));
+    char psi[128];
+    if (header_format_pressure(psi, sizeof psi, st)) fprintf(out, "Pressure: %s (avg10 %%, some/full)\n", psi);
 }

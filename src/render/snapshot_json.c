@@ -46,6 +46,20 @@ static cJSON *system_json(const struct systotals *st, const struct task_counts *
     json_add_u64(mem, "swap_total_bytes", st->mem.swap_total);
     json_add_u64(mem, "swap_free_bytes", st->mem.swap_free);
     json_add_u64(mem, "swap_used_bytes", st->mem.swap_used);
+    cJSON *psi = cJSON_AddObjectToObject(sys, "pressure"); /* null per resource on a kernel without PSI */
+    for (int r = 0; r < PRESSURE_COUNT; r++) {
+        const struct pressure *p = &st->pressure[r];
+        const char *name = systotals_pressure_name((enum pressure_resource)r);
+        if (!p->known) {
+            cJSON_AddNullToObject(psi, name);
+            continue;
+        }
+        cJSON *o = cJSON_AddObjectToObject(psi, name);
+        static const char *const some[3] = {"some_avg10", "some_avg60", "some_avg300"};
+        static const char *const full[3] = {"full_avg10", "full_avg60", "full_avg300"};
+        for (int k = 0; k < 3; k++) json_add_fixed(o, some[k], p->some[k], 2);
+        for (int k = 0; k < 3; k++) json_add_fixed(o, full[k], p->full[k], 2);
+    }
     return sys;
 }
 

@@ -29,7 +29,8 @@ int header_view_height(const struct tui *t)
     int cols, rows;
     cpu_layout(t, &cols, &rows);
     int h = rows + 2; /* + Mem and Swp */
-    if (h < 4) h = 4; /* the four lines on the right */
+    int right = t->mon.sys->pressure[PRESSURE_CPU].known ? 5 : 4; /* the lines on the right */
+    if (h < right) h = right;
     if (h > LINES / 2) h = LINES / 2;
     return h;
 }
@@ -122,7 +123,7 @@ static void draw_right(const struct tui *t, int x, int w, int height)
     const struct systotals *st = t->mon.sys;
     char up[64];
     int la = screen_attr(s, STYLE_LABEL), va = screen_attr(s, STYLE_VALUE);
-    struct { const char *label; char value[200]; } rows[4];
+    struct { const char *label; char value[200]; } rows[5];
     rows[0].label = "Tasks: ";
     /* At 80 columns the words go before the numbers are cut: "128, 7 running, 120 sleeping", then "128, 7 run". */
     int room = w - (int)strlen(rows[0].label);
@@ -141,9 +142,14 @@ static void draw_right(const struct tui *t, int x, int w, int height)
         snprintf(rows[3].value, sizeof rows[3].value, "%d stop, %d zombie%s%s", c->stopped, c->zombie,
                  c->threads ? ", threads" : "", t->paused ? " PAUSED" : "");
     rows[3].label = "Tasks: ";
-    for (int i = 0; i < 4 && i < height; i++) {
-        int used = draw_text(s, i, x, w, rows[i].label, la);
-        draw_text(s, i, x + used, w - used, rows[i].value, va);
+    rows[4].label = "Pressure: ";
+    /* pressure goes beside the load averages, on kernels that have it */
+    static const int with_pressure[] = {0, 1, 4, 2, 3}, without[] = {0, 1, 2, 3};
+    int nrows = header_format_pressure(rows[4].value, sizeof rows[4].value, st) ? 5 : 4;
+    const int *order = nrows == 5 ? with_pressure : without;
+    for (int i = 0; i < nrows && i < height; i++) {
+        int used = draw_text(s, i, x, w, rows[order[i]].label, la);
+        draw_text(s, i, x + used, w - used, rows[order[i]].value, va);
     }
 }
 

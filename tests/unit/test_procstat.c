@@ -136,9 +136,26 @@ static void cpu_usage_from_deltas(void)
     CHECK(u.idle == 100.0);
 }
 
+/* /proc/pressure files: io and memory with a full line, cpu on kernels before 5.13 without one, and garbage. */
+static void pressure_parses(void)
+{
+    struct pressure p;
+    CHECK_INT(systotals_parse_pressure("some avg10=1.25 avg60=0.50 avg300=0.10 total=123456\n"
+                                       "full avg10=0.75 avg60=0.25 avg300=0.05 total=65432\n", &p), 0);
+    CHECK(p.known && p.some[0] == 1.25 && p.some[2] == 0.10 && p.full[0] == 0.75 && p.full[1] == 0.25);
+    CHECK(p.some_total_us == 123456 && p.full_total_us == 65432);
+    CHECK_INT(systotals_parse_pressure("some avg10=9.00 avg60=8.00 avg300=7.00 total=5\n", &p), 0);
+    CHECK(p.known && p.some[0] == 9.0 && p.full[0] == 0 && p.full_total_us == 0);
+    CHECK_INT(systotals_parse_pressure("some avg10=x\n", &p), -1);
+    CHECK_INT(systotals_parse_pressure("", &p), -1);
+    CHECK(!p.known);
+    CHECK_STR(systotals_pressure_name(PRESSURE_MEMORY), "memory");
+}
+
 int main(void)
 {
     check_suite = "procstat";
+    RUN(pressure_parses);
     RUN(stat_of_init_parses);
     RUN(kernel_thread_is_flagged);
     RUN(comm_with_parens_spaces_newline_and_escape);
