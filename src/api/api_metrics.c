@@ -206,6 +206,18 @@ int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t
         if (m->view.rows[i].row->io_known)
             fprintf(f, "diagtop_process_disk_written_bytes_total{%s} %llu\n", labels + i * 320,
                     m->view.rows[i].row->disk_write_bytes);
+    family(f, "diagtop_process_network_received_bytes_total", "counter",
+           "TCP bytes received, counted since diagtop first sampled the process.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->net_known)
+            fprintf(f, "diagtop_process_network_received_bytes_total{%s} %llu\n", labels + i * 320,
+                    m->view.rows[i].row->net_received_bytes);
+    family(f, "diagtop_process_network_sent_bytes_total", "counter",
+           "TCP bytes sent and acked, counted since diagtop first sampled the process.");
+    for (size_t i = 0; i < nrows; i++)
+        if (m->view.rows[i].row->net_known)
+            fprintf(f, "diagtop_process_network_sent_bytes_total{%s} %llu\n", labels + i * 320,
+                    m->view.rows[i].row->net_sent_bytes);
     family(f, "diagtop_process_cpu_wait_seconds_total", "counter",
            "Time the live threads spent runnable, waiting for a CPU.");
     for (size_t i = 0; i < nrows; i++)

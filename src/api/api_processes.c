@@ -84,7 +84,8 @@ void api_processes_metrics(struct api_state *s, const struct api_request *rq, st
         return;
     }
     /* exact resident memory, as top shows, and the activity counters */
-    monitor_fill_rows(&s->mon.m, 0, (size_t)top, PROC_NEED_STATM | PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_OOM);
+    monitor_fill_rows(&s->mon.m, 0, (size_t)top, PROC_NEED_STATM | PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_OOM |
+                                                       PROC_NEED_NET);
     char *text = NULL;
     size_t len = 0;
     int rc = api_metrics_render(&s->mon.m, (size_t)top, &text, &len);

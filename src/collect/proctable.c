@@ -17,7 +17,9 @@
 #include "util/tasks.h"
 #include "util/text.h"
 #include "growth.h"
+#include "proc_net.h"
 #include "procactivity.h"
+#include "tcp_counters.h"
 #include "procstat.h"
 #include "systotals.h"
 
@@ -57,7 +59,9 @@ struct proc_entry {
     int runtime_tried;
     double agent_checked;
     /* The previous fill of the activity counters, for their rates. */
-    double io_time, sched_time;
+    double io_time, sched_time, net_time;
+    unsigned io_gen, sched_gen, net_gen; /* the refresh a rate was last taken in: once per refresh (sort, then draw) */
+    struct proc_net_state net;
     char unit[UNIT_MAX];
     double unit_checked;
 };
@@ -83,6 +87,9 @@ struct proctable {
     struct proc_row **rows;
     size_t nrows, rows_cap;
     struct task_counts counts;
+    struct tcp_counters tcp; /* dumped once a refresh, when a row needs it */
+    unsigned tcp_gen;
+    int tcp_ok;
     char text[STAT_TEXT_MAX];
 };
 
@@ -165,6 +172,9 @@ static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
     e->row.oom_score = -1;
     e->row.unit = NULL;
     e->unit_checked = 0;
+    e->row.net_known = e->row.net_rates_known = 0;
+    e->row.net_received_bytes = e->row.net_sent_bytes = 0;
+    proc_net_state_free(&e->net);
 }
 
 static void entry_free(struct proctable *t, struct proc_entry *e)
@@ -172,6 +182,7 @@ static void entry_free(struct proctable *t, struct proc_entry *e)
     entry_drop_program_caches(e);
     close_fd(t, &e->stat_fd);
     close_fd(t, &e->statm_fd);
+    proc_net_state_free(&e->net);
     free(e);
 }
 
@@ -403,6 +414,7 @@ void proctable_free(struct proctable *t)
     }
     free(t->buckets);
     free(t->rows);
+    tcp_counters_free(&t->tcp);
     if (t->procfd >= 0) close(t->procfd);
     free(t);
 }
@@ -579,6 +591,8 @@ static double rate_since(unsigned long long now_v, unsigned long long prev_v, do
 static void fill_io(struct proctable *t, struct proc_entry *e, double now)
 {
     struct proc_row *r = &e->row;
+    if (e->io_gen == t->gen) return;
+    e->io_gen = t->gen;
     char dir[64];
     struct proc_io io;
     entry_dir(e, dir, sizeof dir);
@@ -600,6 +614,8 @@ static void fill_io(struct proctable *t, struct proc_entry *e, double now)
 static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
 {
     struct proc_row *r = &e->row;
+    if (e->sched_gen == t->gen) return;
+    e->sched_gen = t->gen;
     char dir[64];
     struct proc_sched sc;
     entry_dir(e, dir, sizeof dir);
@@ -618,6 +634,37 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
     r->switches = sc.switches;
     r->sched_known = 1;
     e->sched_time = now;
+}
+
+static void fill_net(struct proctable *t, struct proc_entry *e, double now)
+{
+    struct proc_row *r = &e->row;
+    if (e->net_gen == t->gen) return;
+    e->net_gen = t->gen;
+    if (t->tcp_gen != t->gen) { /* one dump serves every row of this refresh */
+        char err[128];
+        t->tcp_ok = tcp_counters_dump(&t->tcp, err, sizeof err) == 0;
+        t->tcp_gen = t->gen;
+    }
+    char dir[64];
+    unsigned long long received, sent;
+    entry_dir(e, dir, sizeof dir);
+    int rc = t->tcp_ok && !r->is_thread && !r->is_kernel
+                 ? proc_net_sample(&e->net, t->procfd, dir, &t->tcp, now, &received, &sent)
+                 : -1;
+    if (rc < 0) {
+        r->net_known = r->net_rates_known = 0;
+        return;
+    }
+    r->net_received_bytes += received;
+    r->net_sent_bytes += sent;
+    if (rc > 0) {
+        r->net_received_per_sec = rate_since(received, 0, now - e->net_time);
+        r->net_sent_per_sec = rate_since(sent, 0, now - e->net_time);
+        r->net_rates_known = 1;
+    }
+    r->net_known = 1;
+    e->net_time = now;
 }
 
 static void fill_unit(struct proctable *t, struct proc_entry *e, double now)
@@ -643,6 +690,7 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
         if (needs & PROC_NEED_IO) fill_io(t, e, now);
         if (needs & PROC_NEED_SCHED) fill_sched(t, e, now);
         if (needs & PROC_NEED_UNIT) fill_unit(t, e, now);
+        if (needs & PROC_NEED_NET) fill_net(t, e, now);
         if (needs & PROC_NEED_OOM) {
             char dir[64];
             entry_dir(e, dir, sizeof dir);

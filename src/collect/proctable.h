@@ -19,7 +19,8 @@ enum proc_need {
     PROC_NEED_SCHED = 1 << 5,   /* time waiting for a CPU and context switches (schedstat of every thread) */
     PROC_NEED_OOM = 1 << 6,     /* the OOM killer's score */
     PROC_NEED_UNIT = 1 << 7,    /* the systemd unit or container of the cgroup, cached */
-    PROC_NEED_ALL = (1 << 8) - 1, /* what JSON carries */
+    PROC_NEED_NET = 1 << 8,     /* TCP bytes received and sent (one sock_diag dump a refresh, fds matched) */
+    PROC_NEED_ALL = (1 << 9) - 1, /* what JSON carries */
 };
 
 struct proc_row {
@@ -54,6 +55,9 @@ struct proc_row {
     unsigned long long wait_ns, switches; /* summed over live threads */
     double wait_percent;              /* runnable, waiting for a CPU: 100 = one thread the whole interval */
     double switches_per_sec;
+    int net_known, net_rates_known;   /* 0: unreadable fds, another network namespace, or a thread row */
+    unsigned long long net_received_bytes, net_sent_bytes; /* TCP, since diagtop first sampled the process */
+    double net_received_per_sec, net_sent_per_sec;
     int oom_score;                    /* -1: not read or unreadable */
     const char *unit;                 /* systemd unit or container ("" for none); NULL until filled */
 };

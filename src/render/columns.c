@@ -35,6 +35,8 @@ FIELD_COMPARATOR(cmp_oom, oom_score)
     }
 RATE_COMPARATOR(cmp_disk_read, io_rates_known, disk_read_per_sec)
 RATE_COMPARATOR(cmp_disk_write, io_rates_known, disk_write_per_sec)
+RATE_COMPARATOR(cmp_net_read, net_rates_known, net_received_per_sec)
+RATE_COMPARATOR(cmp_net_write, net_rates_known, net_sent_per_sec)
 RATE_COMPARATOR(cmp_wait, sched_rates_known, wait_percent)
 RATE_COMPARATOR(cmp_csw, sched_rates_known, switches_per_sec)
 
@@ -173,6 +175,16 @@ static void fmt_disk_write(char *buf, size_t n, const struct proc_row *r, const 
     (void)c;
     format_byte_rate(buf, n, r->io_rates_known, r->disk_write_per_sec);
 }
+static void fmt_net_read(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    format_byte_rate(buf, n, r->net_rates_known, r->net_received_per_sec);
+}
+static void fmt_net_write(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    format_byte_rate(buf, n, r->net_rates_known, r->net_sent_per_sec);
+}
 static void fmt_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
@@ -226,6 +238,10 @@ const struct column columns_table[COL_COUNT] = {
      "bytes read from storage per second (/proc/PID/io, as iotop)", cmp_disk_read, fmt_disk_read, 1},
     {COL_DISK_WRITE, "diskw", "DISK W/s", 8, 0, 1, PROC_NEED_IO,
      "bytes written to storage per second, counted when dirtied (/proc/PID/io)", cmp_disk_write, fmt_disk_write, 1},
+    {COL_NET_READ, "netr", "NET R/s", 8, 0, 1, PROC_NEED_NET, "TCP bytes received per second (sock_diag, as ss -ti)",
+     cmp_net_read, fmt_net_read, 1},
+    {COL_NET_WRITE, "netw", "NET W/s", 8, 0, 1, PROC_NEED_NET, "TCP bytes sent per second, as the peer acked them",
+     cmp_net_write, fmt_net_write, 1},
     {COL_WAIT, "wait", "WAIT%", 5, 0, 1, PROC_NEED_SCHED,
      "runnable but waiting for a CPU, share of the interval (100 = one thread all of it)", cmp_wait, fmt_wait, 1},
     {COL_CSW, "csw", "CSW/s", 6, 0, 1, PROC_NEED_SCHED, "context switches per second, voluntary and not (schedstat)",

@@ -81,6 +81,21 @@ static void add_activity(cJSON *p, const struct proc_row *r)
         cJSON_AddNullToObject(disk, "read_bytes_per_sec");
         cJSON_AddNullToObject(disk, "write_bytes_per_sec");
     }
+    cJSON *net = cJSON_AddObjectToObject(p, "network"); /* TCP, counted since diagtop first sampled it */
+    if (r->net_known) {
+        json_add_u64(net, "received_bytes", r->net_received_bytes);
+        json_add_u64(net, "sent_bytes", r->net_sent_bytes);
+    } else {
+        cJSON_AddNullToObject(net, "received_bytes");
+        cJSON_AddNullToObject(net, "sent_bytes");
+    }
+    if (r->net_rates_known) {
+        json_add_fixed(net, "received_bytes_per_sec", r->net_received_per_sec, 0);
+        json_add_fixed(net, "sent_bytes_per_sec", r->net_sent_per_sec, 0);
+    } else {
+        cJSON_AddNullToObject(net, "received_bytes_per_sec");
+        cJSON_AddNullToObject(net, "sent_bytes_per_sec");
+    }
     cJSON *sched = cJSON_AddObjectToObject(p, "scheduler");
     if (r->sched_known) {
         json_add_fixed(sched, "wait_seconds", (double)r->wait_ns / 1e9, 6);

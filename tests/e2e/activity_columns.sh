@@ -2,7 +2,8 @@
 # The activity columns against the truth and against the tools people use: DISK R/s and W/s of a target moving
 # known rates (O_DIRECT reads, fdatasync'd writes) within 10% of them and of iotop's batch output over the same
 # seconds; WAIT% of three CPU burners pinned to one CPU (each runs a third of the time and waits the rest: CPU% +
-# WAIT% is the whole interval, whatever else runs there); CSW/s of a target woken 200 times a second; OOM as the
+# WAIT% is the whole interval, whatever else runs there); NET R/s and W/s of both ends of a TCP stream at a known
+# rate; CSW/s of a target woken 200 times a second; OOM as the
 # kernel scores it; UNIT of processes put in cgroups named as docker and systemd name them; JSON and text agree;
 # hidden columns open none of their files (strace).
 . "$(dirname "$0")/../lib.sh"
@@ -53,6 +54,36 @@ fi
 check "JSON: a process that moves nothing: rates of 0, counters present" json_eval "$TMP/act.json" "
     proc($S)['disk']['read_bytes_per_sec'] == 0 and proc($S)['disk']['write_bytes_per_sec'] == 0 and
     proc($S)['disk']['write_bytes'] is not None"
+
+# ---- network: a TCP stream of 3 MiB/s over loopback, seen on both ends ----
+start_target rcv "$TARGETS/tcprate" recv; RCV=$TARGET_PID
+wait_ready rcv || fail "receiver did not start"
+start_target snd "$TARGETS/tcprate" send "$(awk '{print $2}' "$TMP/rcv.out")" $((3 * MIB)); SND=$TARGET_PID
+wait_ready snd || fail "sender did not start"
+sleep 0.3
+"$DIAGTOP" -b --json -n 3 -d 1 -p "$RCV,$SND,$S" >"$TMP/net.json" 2>"$TMP/net.err"
+check "NET: the receiver's R/s and the sender's W/s within 10% of 3 MiB/s (every sample after the first)" \
+    json_eval "$TMP/net.json" "
+    all(abs(proc($RCV, d)['network']['received_bytes_per_sec'] - 3 * $MiB) <= 0.1 * 3 * $MiB and
+        abs(proc($SND, d)['network']['sent_bytes_per_sec'] - 3 * $MiB) <= 0.1 * 3 * $MiB for d in docs[1:])"
+check "NET: the other directions carry no data (ACKs are not bytes), a process without sockets moves 0" \
+    json_eval "$TMP/net.json" "
+    proc($RCV)['network']['sent_bytes_per_sec'] == 0 and proc($SND)['network']['received_bytes_per_sec'] == 0 and
+    proc($S)['network']['received_bytes_per_sec'] == 0 and proc($S)['network']['sent_bytes'] == 0"
+check "NET: the counters add up the rates (about 2 s of 3 MiB/s after the first sample)" json_eval "$TMP/net.json" "
+    2 * 3 * $MiB * 0.85 <= proc($SND)['network']['sent_bytes'] <= 2.6 * 3 * $MiB"
+"$DIAGTOP" -b -n 2 -d 1 -s netr -p "$RCV,$SND" --columns pid,netr,netw,command >"$TMP/net.txt" 2>&1
+check "NET: text sorted by NET R/s, the receiver first, rates in M" bash -c "
+    grep -A1 'PID  NET R/s' '$TMP/net.txt' | tail -1 | grep -Eq '^ *$RCV +(2\.[89]|3\.[0-2])M +0 '"
+stop_pid "$SND"
+stop_pid "$RCV"
+if unshare --net "$TARGETS/sleeper" 2>/dev/null & NS=$! && PIDS+=("$NS") && wait_exec "$NS" "$TARGETS/sleeper" 2>/dev/null; then
+    "$DIAGTOP" -b --json -n 1 -d 0.2 -p "$NS" >"$TMP/netns.json" 2>&1
+    check "NET: a process in another network namespace has no rates (its sockets are not in this dump), not 0" \
+        json_eval "$TMP/netns.json" "proc($NS)['network']['sent_bytes_per_sec'] is None"
+else
+    skip "NET: unshare --net is not allowed here"
+fi
 
 # ---- context switches and the OOM score ----
 check "JSON: CSW/s of a target woken 200 times a second within 10%" json_eval "$TMP/act.json" "

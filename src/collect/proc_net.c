@@ -1,0 +1,104 @@
+#include "proc_net.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/grow.h"
+
+#define RESCAN_SECONDS 5.0 /* also with the same count: one socket may have closed and another opened */
+
+/* The process's descriptor count from st_size of its fd directory (0 on kernels that do not report it). */
+static long long fd_count(int procfd, const char *dir)
+{
+    char path[80];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/fd", dir);
+    return fstatat(procfd, path, &st, 0) == 0 ? (long long)st.st_size : -errno;
+}
+
+static const struct proc_net_socket *known_socket(const struct proc_net_state *s, unsigned long inode)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->socks[i].inode == inode) return &s->socks[i];
+    return NULL;
+}
+
+/* Lists the socket inodes of the process's descriptors, keeping what the last scan knew of each. */
+static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, const struct tcp_counters *tcp)
+{
+    char path[80];
+    snprintf(path, sizeof path, "%s/fd", dir);
+    int dfd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -errno;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        int e = errno;
+        close(dfd);
+        return -e;
+    }
+    struct proc_net_socket *socks = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char link[64];
+        ssize_t len = readlinkat(dfd, de->d_name, link, sizeof link - 1);
+        unsigned long inode;
+        if (len <= 0) continue;
+        link[len] = '\0';
+        if (sscanf(link, "socket:[%lu]", &inode) != 1) continue;
+        const struct tcp_socket_bytes *b = tcp_counters_find(tcp, inode);
+        if (!b) continue; /* a Unix, UDP or netlink socket: no byte counters */
+        if (GROW(socks, cap, n, 16) < 0) break;
+        const struct proc_net_socket *old = known_socket(s, inode);
+        /* a socket new to this scan counts from now: its past belongs to before (or to another holder) */
+        socks[n++] = old ? *old : (struct proc_net_socket){inode, b->received, b->acked};
+    }
+    closedir(d);
+    free(s->socks);
+    s->socks = socks;
+    s->n = n;
+    s->cap = cap;
+    return 0;
+}
+
+int proc_net_sample(struct proc_net_state *s, int procfd, const char *dir, const struct tcp_counters *tcp,
+                    double now, unsigned long long *received, unsigned long long *sent)
+{
+    *received = *sent = 0;
+    char path[80];
+    struct stat ns;
+    snprintf(path, sizeof path, "%s/ns/net", dir);
+    if (fstatat(procfd, path, &ns, 0) < 0) return -errno;
+    if ((unsigned long long)ns.st_ino != tcp->netns) return -EXDEV; /* its sockets are not in the dump */
+    long long count = fd_count(procfd, dir);
+    if (count < 0) return (int)count;
+    if (!s->sampled || count != s->fd_count || now - s->scanned >= RESCAN_SECONDS) {
+        int rc = scan_fds(s, procfd, dir, tcp);
+        if (rc < 0) return rc;
+        s->fd_count = count;
+        s->scanned = now;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const struct tcp_socket_bytes *b = tcp_counters_find(tcp, s->socks[i].inode);
+        if (!b) continue; /* closed since the scan: what it moved meanwhile is not seen */
+        if (b->received > s->socks[i].received) *received += b->received - s->socks[i].received;
+        if (b->acked > s->socks[i].acked) *sent += b->acked - s->socks[i].acked;
+        s->socks[i].received = b->received;
+        s->socks[i].acked = b->acked;
+    }
+    int first = !s->sampled;
+    s->sampled = 1;
+    return first ? 0 : 1;
+}
+
+void proc_net_state_free(struct proc_net_state *s)
+{
+    free(s->socks);
+    memset(s, 0, sizeof *s);
+}

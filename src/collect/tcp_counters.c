@@ -1,0 +1,156 @@
+#include "tcp_counters.h"
+
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RECV_BUFFER (64 * 1024)
+
+static size_t slot_of(unsigned long inode, size_t cap) { return (size_t)((inode * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1); }
+
+static int table_grow(struct tcp_counters *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    struct tcp_socket_bytes *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -ENOMEM;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].inode) continue;
+        size_t k = slot_of(t->slots[i].inode, cap);
+        while (slots[k].inode) k = (k + 1) & (cap - 1);
+        slots[k] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return 0;
+}
+
+int tcp_counters_add(struct tcp_counters *t, unsigned long inode, unsigned long long received,
+                     unsigned long long acked)
+{
+    if (!inode) return 0;
+    if ((t->n + 1) * 2 > t->cap && table_grow(t) < 0) return -ENOMEM;
+    size_t k = slot_of(inode, t->cap);
+    while (t->slots[k].inode && t->slots[k].inode != inode) k = (k + 1) & (t->cap - 1);
+    if (!t->slots[k].inode) t->n++;
+    t->slots[k] = (struct tcp_socket_bytes){inode, received, acked};
+    return 0;
+}
+
+const struct tcp_socket_bytes *tcp_counters_find(const struct tcp_counters *t, unsigned long inode)
+{
+    if (!t->cap || !inode) return NULL;
+    for (size_t k = slot_of(inode, t->cap); t->slots[k].inode; k = (k + 1) & (t->cap - 1))
+        if (t->slots[k].inode == inode) return &t->slots[k];
+    return NULL;
+}
+
+void tcp_counters_free(struct tcp_counters *t)
+{
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* Asks for every TCP socket of one family, in every state, with tcp_info. */
+static int send_request(int fd, int family)
+{
+    struct {
+        struct nlmsghdr nh;
+        struct inet_diag_req_v2 req;
+    } msg = {
+        .nh = {.nlmsg_len = sizeof msg, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .req = {.sdiag_family = (unsigned char)family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0U,
+                .idiag_ext = 1 << (INET_DIAG_INFO - 1)},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    return sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0 ? -errno : 0;
+}
+
+/* One socket of the reply: its inode and, when tcp_info is long enough to hold them, its two byte counters. */
+static int take_socket(struct tcp_counters *t, const struct nlmsghdr *nh)
+{
+    if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) return 0;
+    const struct inet_diag_msg *m = NLMSG_DATA(nh);
+    size_t left = nh->nlmsg_len - NLMSG_LENGTH(sizeof *m);
+    const struct nlattr *a = (const struct nlattr *)((const char *)m + NLMSG_ALIGN(sizeof *m));
+    while (left >= sizeof *a && a->nla_len >= sizeof *a && a->nla_len <= left) {
+        if ((a->nla_type & NLA_TYPE_MASK) == INET_DIAG_INFO) {
+            size_t len = a->nla_len - NLA_HDRLEN;
+            const char *info = (const char *)a + NLA_HDRLEN;
+            size_t need = offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(__u64);
+            if (len < need) return 0; /* a kernel before 4.2 */
+            __u64 received, acked;
+            memcpy(&received, info + offsetof(struct tcp_info, tcpi_bytes_received), sizeof received);
+            memcpy(&acked, info + offsetof(struct tcp_info, tcpi_bytes_acked), sizeof acked);
+            return tcp_counters_add(t, m->idiag_inode, received, acked);
+        }
+        size_t step = NLA_ALIGN(a->nla_len);
+        if (step >= left) break;
+        left -= step;
+        a = (const struct nlattr *)((const char *)a + step);
+    }
+    return 0;
+}
+
+/* Reads the reply to one request until NLMSG_DONE. */
+static int read_reply(int fd, struct tcp_counters *t, char *buf, char *err, size_t errlen)
+{
+    for (;;) {
+        ssize_t n = recv(fd, buf, RECV_BUFFER, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            snprintf(err, errlen, "sock_diag: %s", strerror(errno));
+            return -errno;
+        }
+        if (n == 0) return 0;
+        size_t left = (size_t)n;
+        for (const struct nlmsghdr *nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
+            if (nh->nlmsg_type == NLMSG_DONE) return 0;
+            if (nh->nlmsg_type == NLMSG_ERROR) {
+                const struct nlmsgerr *e = NLMSG_DATA(nh);
+                int code = nh->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error ? -e->error : EPROTO;
+                snprintf(err, errlen, "sock_diag: %s", strerror(code));
+                return -code;
+            }
+            if (nh->nlmsg_type == SOCK_DIAG_BY_FAMILY && take_socket(t, nh) < 0) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+            }
+        }
+    }
+}
+
+int tcp_counters_dump(struct tcp_counters *t, char *err, size_t errlen)
+{
+    if (t->slots) memset(t->slots, 0, t->cap * sizeof *t->slots);
+    t->n = 0;
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) {
+        snprintf(err, errlen, "sock_diag: %s", strerror(errno));
+        return -errno;
+    }
+    char *buf = malloc(RECV_BUFFER);
+    int rc = buf ? 0 : -ENOMEM;
+    static const int families[] = {AF_INET, AF_INET6};
+    for (size_t i = 0; rc == 0 && i < sizeof families / sizeof families[0]; i++) {
+        rc = send_request(fd, families[i]);
+        if (rc < 0) snprintf(err, errlen, "sock_diag: %s", strerror(-rc));
+        else rc = read_reply(fd, t, buf, err, errlen);
+    }
+    free(buf);
+    close(fd);
+    struct stat ns;
+    t->netns = stat("/proc/self/ns/net", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
+    if (rc == 0) t->dumps++;
+    return rc;
+}
