@@ -71,19 +71,21 @@ int proc_net_sample(struct proc_net_state *s, int procfd, const char *dir, const
                     double now, unsigned long long *received, unsigned long long *sent)
 {
     *received = *sent = 0;
-    char path[80];
-    struct stat ns;
-    snprintf(path, sizeof path, "%s/ns/net", dir);
-    if (fstatat(procfd, path, &ns, 0) < 0) return -errno;
-    if ((unsigned long long)ns.st_ino != tcp->netns) return -EXDEV; /* its sockets are not in the dump */
     long long count = fd_count(procfd, dir);
     if (count < 0) return (int)count;
     if (!s->sampled || count != s->fd_count || now - s->scanned >= RESCAN_SECONDS) {
-        int rc = scan_fds(s, procfd, dir, tcp);
+        /* setns moves a process to another network namespace: looked at as often as the descriptors */
+        char path[80];
+        struct stat ns;
+        snprintf(path, sizeof path, "%s/ns/net", dir);
+        if (fstatat(procfd, path, &ns, 0) < 0) return -errno;
+        s->other_netns = (unsigned long long)ns.st_ino != tcp->netns;
+        int rc = s->other_netns ? 0 : scan_fds(s, procfd, dir, tcp);
         if (rc < 0) return rc;
         s->fd_count = count;
         s->scanned = now;
     }
+    if (s->other_netns) return -EXDEV; /* its sockets are not in the dump */
     for (size_t i = 0; i < s->n; i++) {
         const struct tcp_socket_bytes *b = tcp_counters_find(tcp, s->socks[i].inode);
         if (!b) continue; /* closed since the scan: what it moved meanwhile is not seen */

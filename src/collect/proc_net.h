@@ -20,6 +20,7 @@ struct proc_net_state {
     long long fd_count; /* at the last scan; -1 before the first */
     double scanned;     /* when /proc/PID/fd was last listed */
     int sampled;        /* a sample was taken: the next one gives deltas */
+    int other_netns;    /* in another network namespace than diagtop's, at the last scan */
 };
 
 /* Bytes received and sent (acked by the peer) on the process's TCP sockets since its last sample; a socket first

@@ -17,18 +17,14 @@ struct proc_sched {
     unsigned long long run_ns, wait_ns, switches;
 };
 
+/* Parses /proc/PID/io text (its read_bytes and write_bytes). Returns 0 or -1. */
+int procactivity_parse_io(const char *text, struct proc_io *out);
 /* Parses one schedstat line ("run wait switches"). Returns 0 or -1. */
 int procactivity_parse_sched(const char *text, struct proc_sched *out);
 
-/* Reads the io file at dir ("PID" or "TGID/task/TID") below procfd. Returns 0 or -errno (EACCES: another user's
- * process, which only its owner or root may read). */
-int procactivity_read_io(int procfd, const char *dir, struct proc_io *out);
-/* Reads schedstat of one task (dir "PID" or "TGID/task/TID"), or summed over every thread of a process when
- * all_threads (a thread that ended since takes its share out of the sum: callers clamp a falling total). Returns
- * 0 or -errno. */
-int procactivity_read_sched(int procfd, int pid, const char *dir, int all_threads, struct proc_sched *out);
-/* /proc/PID/oom_score (0..2000 since Linux 5.10), or -1 when it cannot be read. */
-int procactivity_read_oom(int procfd, const char *dir);
+/* Sums schedstat over every thread of process pid (its own schedstat is its main thread's alone; a thread that
+ * ended since takes its share out of the sum: callers clamp a falling total). Returns 0 or -errno. */
+int procactivity_read_sched_threads(int procfd, int pid, struct proc_sched *out);
 
 /* Reads /proc/<dir>/cgroup and names its unit as cgroup_unit does. Returns 0 or -errno. */
 int procactivity_read_unit(int procfd, const char *dir, char *out, size_t outsz);

@@ -37,7 +37,7 @@
 struct proc_entry {
     struct proc_row row;
     struct proc_entry *next; /* hash chain */
-    int stat_fd, statm_fd;
+    int stat_fd, statm_fd, io_fd, sched_fd, oom_fd; /* kept open: a pread costs half an open, read and close */
     unsigned gen;
     unsigned long long prev_ticks;
     int have_prev;
@@ -128,7 +128,7 @@ static struct proc_entry *entry_add(struct proctable *t, int pid)
     if (!e) return NULL;
     e->row.pid = pid;
     e->row.oom_score = -1;
-    e->stat_fd = e->statm_fd = -1;
+    e->stat_fd = e->statm_fd = e->io_fd = e->sched_fd = e->oom_fd = -1;
     if (t->nentries + 1 > t->nbuckets * 2) table_grow(t);
     size_t k = bucket_of(t, pid);
     e->next = t->buckets[k];
@@ -164,6 +164,9 @@ static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
 {
     entry_drop_program_caches(e);
     close_fd(t, &e->statm_fd);
+    close_fd(t, &e->io_fd);
+    close_fd(t, &e->sched_fd);
+    close_fd(t, &e->oom_fd);
     e->have_prev = 0;
     memset(&e->growth, 0, sizeof e->growth);
     e->row.uid_known = 0;
@@ -182,6 +185,9 @@ static void entry_free(struct proctable *t, struct proc_entry *e)
     entry_drop_program_caches(e);
     close_fd(t, &e->stat_fd);
     close_fd(t, &e->statm_fd);
+    close_fd(t, &e->io_fd);
+    close_fd(t, &e->sched_fd);
+    close_fd(t, &e->oom_fd);
     proc_net_state_free(&e->net);
     free(e);
 }
@@ -593,10 +599,11 @@ static void fill_io(struct proctable *t, struct proc_entry *e, double now)
     struct proc_row *r = &e->row;
     if (e->io_gen == t->gen) return;
     e->io_gen = t->gen;
-    char dir[64];
+    char buf[512];
     struct proc_io io;
-    entry_dir(e, dir, sizeof dir);
-    if (r->is_kernel || procactivity_read_io(t->procfd, dir, &io) < 0) {
+    ssize_t n = r->is_kernel ? -1 : entry_read(t, e, &e->io_fd, "io", buf, sizeof buf - 1);
+    if (n > 0) buf[n] = '\0';
+    if (n <= 0 || procactivity_parse_io(buf, &io) < 0) { /* EACCES: another user's process */
         r->io_known = r->io_rates_known = 0;
         return;
     }
@@ -616,11 +623,17 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
     struct proc_row *r = &e->row;
     if (e->sched_gen == t->gen) return;
     e->sched_gen = t->gen;
-    char dir[64];
     struct proc_sched sc;
-    entry_dir(e, dir, sizeof dir);
-    /* a process's own schedstat is its main thread's: sum the threads unless it has only that one */
-    if (procactivity_read_sched(t->procfd, r->pid, dir, !r->is_thread && r->nlwp > 1, &sc) < 0) {
+    int rc;
+    if (!r->is_thread && r->nlwp > 1) { /* a process's own schedstat is its main thread's: sum the threads */
+        rc = procactivity_read_sched_threads(t->procfd, r->pid, &sc);
+    } else {
+        char buf[128];
+        ssize_t n = entry_read(t, e, &e->sched_fd, "schedstat", buf, sizeof buf - 1);
+        if (n > 0) buf[n] = '\0';
+        rc = n > 0 && procactivity_parse_sched(buf, &sc) == 0 ? 0 : -1;
+    }
+    if (rc < 0) {
         r->sched_known = r->sched_rates_known = 0;
         return;
     }
@@ -634,6 +647,15 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
     r->switches = sc.switches;
     r->sched_known = 1;
     e->sched_time = now;
+}
+
+static void fill_oom(struct proctable *t, struct proc_entry *e)
+{
+    char buf[32];
+    ssize_t n = entry_read(t, e, &e->oom_fd, "oom_score", buf, sizeof buf - 1);
+    int score;
+    if (n > 0) buf[n] = '\0';
+    e->row.oom_score = n > 0 && sscanf(buf, "%d", &score) == 1 ? score : -1;
 }
 
 static void fill_net(struct proctable *t, struct proc_entry *e, double now)
@@ -691,11 +713,7 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
         if (needs & PROC_NEED_SCHED) fill_sched(t, e, now);
         if (needs & PROC_NEED_UNIT) fill_unit(t, e, now);
         if (needs & PROC_NEED_NET) fill_net(t, e, now);
-        if (needs & PROC_NEED_OOM) {
-            char dir[64];
-            entry_dir(e, dir, sizeof dir);
-            e->row.oom_score = procactivity_read_oom(t->procfd, dir);
-        }
+        if (needs & PROC_NEED_OOM) fill_oom(t, e);
     }
 }
 
