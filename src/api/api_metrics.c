@@ -142,6 +142,52 @@ int api_metrics_append_triggers(int armed, unsigned long long firings, unsigned 
     return 0;
 }
 
+/* The activity counters of a row, each a value or absent (unreadable, another network namespace). */
+#define ROW_VALUE(fn, expr, known)                                                                               \
+    static int fn(const struct proc_row *r, double *v)                                                         \
+    {                                                                                                          \
+        *v = (double)(expr);                                                                                   \
+        return known;                                                                                          \
+    }
+ROW_VALUE(row_disk_read, r->disk_read_bytes, r->io_known)
+ROW_VALUE(row_disk_written, r->disk_write_bytes, r->io_known)
+ROW_VALUE(row_net_received, r->net_received_bytes, r->net_known)
+ROW_VALUE(row_net_sent, r->net_sent_bytes, r->net_known)
+ROW_VALUE(row_wait, r->wait_ns / 1e9, r->sched_known)
+ROW_VALUE(row_switches, r->switches, r->sched_known)
+ROW_VALUE(row_oom, r->oom_score, r->oom_score >= 0)
+
+static void activity_metrics(FILE *f, const struct monitor *m, size_t nrows, const char *labels)
+{
+    static const struct {
+        const char *name, *type, *help;
+        int (*value)(const struct proc_row *r, double *v);
+    } families[] = {
+        {"diagtop_process_disk_read_bytes_total", "counter", "Bytes read from storage (absent when unreadable).",
+         row_disk_read},
+        {"diagtop_process_disk_written_bytes_total", "counter", "Bytes written to storage, counted when dirtied.",
+         row_disk_written},
+        {"diagtop_process_network_received_bytes_total", "counter",
+         "TCP bytes received, counted since diagtop first sampled the process.", row_net_received},
+        {"diagtop_process_network_sent_bytes_total", "counter",
+         "TCP bytes sent and acked, counted since diagtop first sampled the process.", row_net_sent},
+        {"diagtop_process_cpu_wait_seconds_total", "counter",
+         "Time the live threads spent runnable, waiting for a CPU.", row_wait},
+        {"diagtop_process_context_switches_total", "counter", "Times the live threads were put on a CPU.",
+         row_switches},
+        {"diagtop_process_oom_score", "gauge", "The OOM killer's score, 0 to 2000: the highest goes first.", row_oom},
+    };
+    for (size_t k = 0; k < sizeof families / sizeof families[0]; k++) {
+        family(f, families[k].name, families[k].type, families[k].help);
+        for (size_t i = 0; i < nrows; i++) {
+            double v;
+            /* %.15g: integers exact to 10^15, seconds without float noise */
+            if (families[k].value(m->view.rows[i].row, &v))
+                fprintf(f, "%s{%s} %.15g\n", families[k].name, labels + i * 320, v);
+        }
+    }
+}
+
 int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t *len)
 {
     if (nrows > m->view.n) nrows = m->view.n;
@@ -196,43 +242,7 @@ int api_metrics_render(const struct monitor *m, size_t nrows, char **out, size_t
     family(f, "diagtop_process_open_fds", "gauge", "Open file descriptors (absent when they cannot be listed).");
     for (size_t i = 0; i < nrows; i++)
         if (fds[i] >= 0) fprintf(f, "diagtop_process_open_fds{%s} %ld\n", labels + i * 320, fds[i]);
-    family(f, "diagtop_process_disk_read_bytes_total", "counter", "Bytes read from storage (absent when unreadable).");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->io_known)
-            fprintf(f, "diagtop_process_disk_read_bytes_total{%s} %llu\n", labels + i * 320,
-                    m->view.rows[i].row->disk_read_bytes);
-    family(f, "diagtop_process_disk_written_bytes_total", "counter", "Bytes written to storage, counted when dirtied.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->io_known)
-            fprintf(f, "diagtop_process_disk_written_bytes_total{%s} %llu\n", labels + i * 320,
-                    m->view.rows[i].row->disk_write_bytes);
-    family(f, "diagtop_process_network_received_bytes_total", "counter",
-           "TCP bytes received, counted since diagtop first sampled the process.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->net_known)
-            fprintf(f, "diagtop_process_network_received_bytes_total{%s} %llu\n", labels + i * 320,
-                    m->view.rows[i].row->net_received_bytes);
-    family(f, "diagtop_process_network_sent_bytes_total", "counter",
-           "TCP bytes sent and acked, counted since diagtop first sampled the process.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->net_known)
-            fprintf(f, "diagtop_process_network_sent_bytes_total{%s} %llu\n", labels + i * 320,
-                    m->view.rows[i].row->net_sent_bytes);
-    family(f, "diagtop_process_cpu_wait_seconds_total", "counter",
-           "Time the live threads spent runnable, waiting for a CPU.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->sched_known)
-            fprintf(f, "diagtop_process_cpu_wait_seconds_total{%s} %.6f\n", labels + i * 320,
-                    (double)m->view.rows[i].row->wait_ns / 1e9);
-    family(f, "diagtop_process_context_switches_total", "counter", "Times the live threads were put on a CPU.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->sched_known)
-            fprintf(f, "diagtop_process_context_switches_total{%s} %llu\n", labels + i * 320,
-                    m->view.rows[i].row->switches);
-    family(f, "diagtop_process_oom_score", "gauge", "The OOM killer's score, 0 to 2000: the highest goes first.");
-    for (size_t i = 0; i < nrows; i++)
-        if (m->view.rows[i].row->oom_score >= 0)
-            fprintf(f, "diagtop_process_oom_score{%s} %d\n", labels + i * 320, m->view.rows[i].row->oom_score);
+    activity_metrics(f, m, nrows, labels);
     family(f, "diagtop_process_start_time_seconds", "gauge", "Start time of the process, seconds since the epoch.");
     for (size_t i = 0; i < nrows; i++)
         fprintf(f, "diagtop_process_start_time_seconds{%s} %llu\n", labels + i * 320,

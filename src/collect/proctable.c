@@ -160,13 +160,19 @@ static void entry_drop_program_caches(struct proc_entry *e)
     e->row.agent = 0;
 }
 
-static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
+/* Closes the descriptors kept for the fields filled on demand (stat's stays: every refresh reads it). */
+static void entry_close_kept(struct proctable *t, struct proc_entry *e)
 {
-    entry_drop_program_caches(e);
     close_fd(t, &e->statm_fd);
     close_fd(t, &e->io_fd);
     close_fd(t, &e->sched_fd);
     close_fd(t, &e->oom_fd);
+}
+
+static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
+{
+    entry_drop_program_caches(e);
+    entry_close_kept(t, e);
     e->have_prev = 0;
     memset(&e->growth, 0, sizeof e->growth);
     e->row.uid_known = 0;
@@ -184,10 +190,7 @@ static void entry_free(struct proctable *t, struct proc_entry *e)
 {
     entry_drop_program_caches(e);
     close_fd(t, &e->stat_fd);
-    close_fd(t, &e->statm_fd);
-    close_fd(t, &e->io_fd);
-    close_fd(t, &e->sched_fd);
-    close_fd(t, &e->oom_fd);
+    entry_close_kept(t, e);
     proc_net_state_free(&e->net);
     free(e);
 }

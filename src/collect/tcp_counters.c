@@ -16,7 +16,10 @@
 
 #define RECV_BUFFER (64 * 1024)
 
-static size_t slot_of(unsigned long inode, size_t cap) { return (size_t)((inode * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1); }
+static size_t slot_of(unsigned long inode, size_t cap)
+{
+    return (size_t)((inode * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1);
+}
 
 static int table_grow(struct tcp_counters *t)
 {

@@ -28,6 +28,18 @@ void json_add_fixed(cJSON *obj, const char *name, double v, int decimals)
     cJSON_AddRawToObject(obj, name, buf);
 }
 
+void json_add_u64_or_null(cJSON *obj, const char *name, int known, unsigned long long v)
+{
+    if (known) json_add_u64(obj, name, v);
+    else cJSON_AddNullToObject(obj, name);
+}
+
+void json_add_fixed_or_null(cJSON *obj, const char *name, int known, double v, int decimals)
+{
+    if (known) json_add_fixed(obj, name, v, decimals);
+    else cJSON_AddNullToObject(obj, name);
+}
+
 void json_add_hex(cJSON *obj, const char *name, unsigned long long v)
 {
     char buf[24];

@@ -10,6 +10,9 @@ void json_add_i64(cJSON *obj, const char *name, long long v);
 void json_add_hex(cJSON *obj, const char *name, unsigned long long v);
 /* A fixed-point number with the given decimals, printed exactly as formatted. */
 void json_add_fixed(cJSON *obj, const char *name, double v, int decimals);
+/* The same, or null when the value is not known. */
+void json_add_u64_or_null(cJSON *obj, const char *name, int known, unsigned long long v);
+void json_add_fixed_or_null(cJSON *obj, const char *name, int known, double v, int decimals);
 /* Bytes of unknown encoding as a valid UTF-8 JSON string (invalid sequences become U+FFFD); NULL becomes null. */
 void json_add_bytes(cJSON *obj, const char *name, const char *bytes, size_t len);
 void json_add_string_or_null(cJSON *obj, const char *name, const char *s);

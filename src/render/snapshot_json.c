@@ -67,52 +67,21 @@ static cJSON *system_json(const struct systotals *st, const struct task_counts *
 static void add_activity(cJSON *p, const struct proc_row *r)
 {
     cJSON *disk = cJSON_AddObjectToObject(p, "disk");
-    if (r->io_known) {
-        json_add_u64(disk, "read_bytes", r->disk_read_bytes);
-        json_add_u64(disk, "write_bytes", r->disk_write_bytes);
-    } else {
-        cJSON_AddNullToObject(disk, "read_bytes");
-        cJSON_AddNullToObject(disk, "write_bytes");
-    }
-    if (r->io_rates_known) {
-        json_add_fixed(disk, "read_bytes_per_sec", r->disk_read_per_sec, 0);
-        json_add_fixed(disk, "write_bytes_per_sec", r->disk_write_per_sec, 0);
-    } else {
-        cJSON_AddNullToObject(disk, "read_bytes_per_sec");
-        cJSON_AddNullToObject(disk, "write_bytes_per_sec");
-    }
+    json_add_u64_or_null(disk, "read_bytes", r->io_known, r->disk_read_bytes);
+    json_add_u64_or_null(disk, "write_bytes", r->io_known, r->disk_write_bytes);
+    json_add_fixed_or_null(disk, "read_bytes_per_sec", r->io_rates_known, r->disk_read_per_sec, 0);
+    json_add_fixed_or_null(disk, "write_bytes_per_sec", r->io_rates_known, r->disk_write_per_sec, 0);
     cJSON *net = cJSON_AddObjectToObject(p, "network"); /* TCP, counted since diagtop first sampled it */
-    if (r->net_known) {
-        json_add_u64(net, "received_bytes", r->net_received_bytes);
-        json_add_u64(net, "sent_bytes", r->net_sent_bytes);
-    } else {
-        cJSON_AddNullToObject(net, "received_bytes");
-        cJSON_AddNullToObject(net, "sent_bytes");
-    }
-    if (r->net_rates_known) {
-        json_add_fixed(net, "received_bytes_per_sec", r->net_received_per_sec, 0);
-        json_add_fixed(net, "sent_bytes_per_sec", r->net_sent_per_sec, 0);
-    } else {
-        cJSON_AddNullToObject(net, "received_bytes_per_sec");
-        cJSON_AddNullToObject(net, "sent_bytes_per_sec");
-    }
+    json_add_u64_or_null(net, "received_bytes", r->net_known, r->net_received_bytes);
+    json_add_u64_or_null(net, "sent_bytes", r->net_known, r->net_sent_bytes);
+    json_add_fixed_or_null(net, "received_bytes_per_sec", r->net_rates_known, r->net_received_per_sec, 0);
+    json_add_fixed_or_null(net, "sent_bytes_per_sec", r->net_rates_known, r->net_sent_per_sec, 0);
     cJSON *sched = cJSON_AddObjectToObject(p, "scheduler");
-    if (r->sched_known) {
-        json_add_fixed(sched, "wait_seconds", (double)r->wait_ns / 1e9, 6);
-        json_add_u64(sched, "switches", r->switches);
-    } else {
-        cJSON_AddNullToObject(sched, "wait_seconds");
-        cJSON_AddNullToObject(sched, "switches");
-    }
-    if (r->sched_rates_known) {
-        json_add_fixed(sched, "wait_percent", r->wait_percent, 1);
-        json_add_fixed(sched, "switches_per_sec", r->switches_per_sec, 0);
-    } else {
-        cJSON_AddNullToObject(sched, "wait_percent");
-        cJSON_AddNullToObject(sched, "switches_per_sec");
-    }
-    if (r->oom_score >= 0) json_add_i64(p, "oom_score", r->oom_score);
-    else cJSON_AddNullToObject(p, "oom_score");
+    json_add_fixed_or_null(sched, "wait_seconds", r->sched_known, (double)r->wait_ns / 1e9, 6);
+    json_add_u64_or_null(sched, "switches", r->sched_known, r->switches);
+    json_add_fixed_or_null(sched, "wait_percent", r->sched_rates_known, r->wait_percent, 1);
+    json_add_fixed_or_null(sched, "switches_per_sec", r->sched_rates_known, r->switches_per_sec, 0);
+    json_add_u64_or_null(p, "oom_score", r->oom_score >= 0, (unsigned long long)r->oom_score);
     if (r->unit) json_add_bytes(p, "unit", r->unit, strlen(r->unit));
     else cJSON_AddNullToObject(p, "unit");
 }

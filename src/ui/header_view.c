@@ -9,6 +9,8 @@
 #include "draw.h"
 #include "watch_pane.h"
 
+#define PRESSURE_LINE_MIN_LINES 30 /* below, a fifth header line would take a line the panes need at 80x24 */
+
 #define BAR_MIN_WIDTH 12
 #define CPU_ROWS_MAX 8
 
@@ -29,7 +31,8 @@ int header_view_height(const struct tui *t)
     int cols, rows;
     cpu_layout(t, &cols, &rows);
     int h = rows + 2; /* + Mem and Swp */
-    int right = t->mon.sys->pressure[PRESSURE_CPU].known ? 5 : 4; /* the lines on the right */
+    /* the lines on the right: a fifth for pressure on a tall terminal (else it shares the uptime line) */
+    int right = t->mon.sys->pressure[PRESSURE_CPU].known && LINES >= PRESSURE_LINE_MIN_LINES ? 5 : 4;
     if (h < right) h = right;
     if (h > LINES / 2) h = LINES / 2;
     return h;
@@ -143,9 +146,18 @@ static void draw_right(const struct tui *t, int x, int w, int height)
                  c->threads ? ", threads" : "", t->paused ? " PAUSED" : "");
     rows[3].label = "Tasks: ";
     rows[4].label = "Pressure: ";
-    /* pressure goes beside the load averages, on kernels that have it */
+    /* pressure goes beside the load averages, on kernels that have it; in a four-line header, after the uptime
+     * in whole percent when it fits ("PSI cpu 36 io 1 mem 0") */
     static const int with_pressure[] = {0, 1, 4, 2, 3}, without[] = {0, 1, 2, 3};
     int nrows = header_format_pressure(rows[4].value, sizeof rows[4].value, st) ? 5 : 4;
+    if (nrows == 5 && height < 5) {
+        char both[sizeof rows[2].value];
+        int n = snprintf(both, sizeof both, "%s  PSI cpu %.0f io %.0f mem %.0f", rows[2].value,
+                         st->pressure[PRESSURE_CPU].some[0], st->pressure[PRESSURE_IO].some[0],
+                         st->pressure[PRESSURE_MEMORY].some[0]);
+        if (n > 0 && n <= w - (int)strlen(rows[2].label)) memcpy(rows[2].value, both, (size_t)n + 1);
+        nrows = 4;
+    }
     const int *order = nrows == 5 ? with_pressure : without;
     for (int i = 0; i < nrows && i < height; i++) {
         int used = draw_text(s, i, x, w, rows[order[i]].label, la);

@@ -7,6 +7,8 @@
 start_target hot "$TARGETS/hotspots"; P=$TARGET_PID
 wait_ready hot || fail "target did not start"
 tui_start 150 45 "$DIAGTOP -d 1 -p $P"
+[ -r /proc/pressure/cpu ] && check "header (45 lines): a Pressure line of its own, some/full" \
+    tui_wait 'Pressure: cpu [0-9.]+ io [0-9.]+/[0-9.]+ mem [0-9.]+/[0-9.]+'
 tui_wait "^ *$P " || fail "no row"
 tui_keys C
 check "C: a live profile by diagtop's sampler, the method named" tui_wait "CPU profile of $P \(hotspots\), diagtop's sampler \((perf|ptrace)\), live" 10

@@ -96,6 +96,10 @@ tui_wait "PID USER" || fail "no table"
 # ---- the table ----
 check "table: COMMAND starts 32 columns or more from the right edge" command_column_wide
 check "table: the meters' task counts end with a whole word" tui_wait 'Tasks: [0-9]+.* (sleeping|sleep)$'
+if [ -r /proc/pressure/cpu ]; then
+    check "header: pressure after the uptime, in whole percent (a fifth line only on tall terminals)" \
+        tui_wait 'Uptime: [0-9:]+  PSI cpu [0-9]+ io [0-9]+ mem [0-9]+$'
+fi
 pane_ok table
 tui_keys F4
 tui_keys -l "$BIN"
