@@ -1,5 +1,6 @@
 #include "cgroup_name.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,7 +111,7 @@ int cgroup_container_of(const char *cgroup, struct cgroup_container *out)
 
 /* One line of /proc/PID/cgroup, "ID:CONTROLLERS:PATH", at line (len bytes without its newline). */
 struct cgroup_line {
-    const char *controllers, *path;
+    const char *line, *controllers, *path;
     size_t controllers_len, path_len;
 };
 
@@ -119,7 +120,7 @@ static int line_split(const char *line, size_t len, struct cgroup_line *out)
     const char *c1 = memchr(line, ':', len);
     const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
     if (!c2) return -1;
-    *out = (struct cgroup_line){c1 + 1, c2 + 1, (size_t)(c2 - c1 - 1), len - (size_t)(c2 + 1 - line)};
+    *out = (struct cgroup_line){line, c1 + 1, c2 + 1, (size_t)(c2 - c1 - 1), len - (size_t)(c2 + 1 - line)};
     return 0;
 }
 
@@ -136,20 +137,25 @@ static int each_line(const char *text, int (*fn)(const struct cgroup_line *l, vo
     return 0;
 }
 
-static int is_v2(const struct cgroup_line *l) { return l->controllers_len == 0 && l->path - l->controllers == 1; }
+/* "0::PATH": hierarchy 0 with no controllers (line_split keeps where the line starts for the id) */
+static int is_v2(const struct cgroup_line *l)
+{
+    return l->controllers_len == 0 && l->controllers - l->line == 2 && l->line[0] == '0';
+}
+
+static int v2_line(const struct cgroup_line *l, void *arg)
+{
+    if (!is_v2(l)) return 0;
+    *(struct cgroup_line *)arg = *l;
+    return 1;
+}
 
 const char *cgroup_file_v2_path(const char *text, size_t *len)
 {
-    for (const char *line = text; *line;) {
-        size_t n = strcspn(line, "\n");
-        struct cgroup_line l;
-        if (n > 2 && line[0] == '0' && line_split(line, n, &l) == 0 && is_v2(&l)) {
-            *len = l.path_len;
-            return l.path;
-        }
-        line += n + (line[n] == '\n');
-    }
-    return NULL;
+    struct cgroup_line v2;
+    if (!each_line(text, v2_line, &v2)) return NULL;
+    *len = v2.path_len;
+    return v2.path;
 }
 
 static int line_container(const struct cgroup_line *l, void *arg) { return cgroup_container_of(l->path, arg); }
@@ -192,9 +198,13 @@ static int ends_with(const char *s, size_t n, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-static size_t put(char *out, size_t outsz, const char *fmt, int n1, const char *s1, int n2, const char *s2)
+/* snprintf into out, returning the length written (cut at outsz - 1). */
+__attribute__((format(printf, 3, 4))) static size_t put(char *out, size_t outsz, const char *fmt, ...)
 {
-    int w = snprintf(out, outsz, fmt, n1, s1, n2, s2);
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(out, outsz, fmt, ap);
+    va_end(ap);
     return w < 0 ? 0 : (size_t)w < outsz ? (size_t)w : outsz - 1;
 }
 
@@ -217,7 +227,7 @@ static size_t systemd_unit(const char *path, size_t len, char *out, size_t outsz
     }
     if (!best) best = slice, best_n = slice_n;
     if (!best) best = last, best_n = last_n;
-    return best ? put(out, outsz, "%.*s%.*s", (int)best_n, best, 0, "") : 0;
+    return best ? put(out, outsz, "%.*s", (int)best_n, best) : 0;
 }
 
 size_t cgroup_unit(const char *text, char *out, size_t outsz)
@@ -228,12 +238,12 @@ size_t cgroup_unit(const char *text, char *out, size_t outsz)
     if (cgroup_file_container(text, &c)) {
         if (strcmp(c.runtime, "kubernetes") == 0)
             return c.id[0] ? put(out, outsz, "pod:%.*s/%.*s", POD_UID_SHOWN, c.pod_uid, CONTAINER_ID_SHOWN, c.id)
-                           : put(out, outsz, "pod:%.*s%.*s", POD_UID_SHOWN, c.pod_uid, 0, "");
+                           : put(out, outsz, "pod:%.*s", POD_UID_SHOWN, c.pod_uid);
         int id_shown = strcmp(c.runtime, "lxc") == 0 || strcmp(c.runtime, "systemd-machine") == 0
                            ? (int)strlen(c.id)
                            : CONTAINER_ID_SHOWN;
         const char *kind = strcmp(c.runtime, "systemd-machine") == 0 ? "machine" : c.runtime;
-        return put(out, outsz, "%.*s:%.*s", (int)strlen(kind), kind, id_shown, c.id);
+        return put(out, outsz, "%s:%.*s", kind, id_shown, c.id);
     }
     struct unit_pick p = {{NULL, NULL, NULL}, {0, 0, 0}};
     each_line(text, pick_path, &p);

@@ -152,8 +152,8 @@ int tcp_counters_dump(struct tcp_counters *t, char *err, size_t errlen)
     }
     free(buf);
     close(fd);
-    struct stat ns;
-    t->netns = stat("/proc/self/ns/net", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
+    struct stat ns; /* diagtop's own namespace: looked up once */
+    if (!t->netns && stat("/proc/self/ns/net", &ns) == 0) t->netns = (unsigned long long)ns.st_ino;
     if (rc == 0) t->dumps++;
     return rc;
 }

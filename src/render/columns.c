@@ -165,26 +165,17 @@ static void format_byte_rate(char *buf, size_t n, int known, double per_sec)
     else if (per_sec < 1024) snprintf(buf, n, per_sec < 0.5 ? "0" : "%.0fB", per_sec);
     else text_format_kib_scaled(buf, n, (unsigned long long)(per_sec / 1024.0 + 0.5));
 }
-static void fmt_disk_read(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
-{
-    (void)c;
-    format_byte_rate(buf, n, r->io_rates_known, r->disk_read_per_sec);
-}
-static void fmt_disk_write(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
-{
-    (void)c;
-    format_byte_rate(buf, n, r->io_rates_known, r->disk_write_per_sec);
-}
-static void fmt_net_read(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
-{
-    (void)c;
-    format_byte_rate(buf, n, r->net_rates_known, r->net_received_per_sec);
-}
-static void fmt_net_write(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
-{
-    (void)c;
-    format_byte_rate(buf, n, r->net_rates_known, r->net_sent_per_sec);
-}
+/* Formatters of byte rates: known says whether the row has one. */
+#define RATE_FORMATTER(fn, known, field)                                                                         \
+    static void fn(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)                  \
+    {                                                                                                          \
+        (void)c;                                                                                               \
+        format_byte_rate(buf, n, r->known, r->field);                                                          \
+    }
+RATE_FORMATTER(fmt_disk_read, io_rates_known, disk_read_per_sec)
+RATE_FORMATTER(fmt_disk_write, io_rates_known, disk_write_per_sec)
+RATE_FORMATTER(fmt_net_read, net_rates_known, net_received_per_sec)
+RATE_FORMATTER(fmt_net_write, net_rates_known, net_sent_per_sec)
 static void fmt_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
