@@ -189,7 +189,7 @@ build/libdiagtop-agent.so: $(AGENT_SRC) $(wildcard src/agent/*.h include/*.h) | 
 	$(Q)$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -o $@ $(AGENT_SRC) -ldl -lpthread $(AGENT_LIBS)
 
 # The HPROF reader under libFuzzer (clang; tests/e2e/fuzz_hprof.sh runs it): offline/ and what it uses of util/.
-FUZZ_SRC := $(wildcard src/actions/offline/*.c) src/util/big_alloc.c src/util/grow.c
+FUZZ_SRC := $(wildcard src/actions/offline/h*.c) src/util/big_alloc.c src/util/grow.c
 build/fuzz/fuzz_hprof: tests/fuzz/fuzz_hprof.c $(FUZZ_SRC) $(wildcard src/actions/offline/*.h src/util/*.h) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZ,$@)

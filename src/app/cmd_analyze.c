@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "actions/offline/heap_analysis.h"
+#include "cmd_analyze_core.h"
 #include "model/watch_rule.h"
 #include "output_file.h"
 #include "render/hprof_json.h"
@@ -16,7 +17,7 @@
 #include "util/text.h"
 
 const char cmd_analyze_usage[] =
-    "usage: diagtop analyze FILE.hprof[.gz] [options]\n"
+    "usage: diagtop analyze FILE.hprof[.gz] [options]   (a core: diagtop analyze CORE --help)\n"
     "  A JVM heap dump (HPROF, as `diagtop dump --heap`, jcmd GC.heap_dump or jmap -dump write it), read offline.\n"
     "  Without options: a summary, the class histogram with retained sizes, and the biggest dominators.\n"
     "  --class NAME        a class's instances with shallow and retained size (NAME: full, or a unique suffix)\n"
@@ -120,7 +121,7 @@ static int parse(struct analyze_cli *c, int argc, char **argv)
     return 0;
 }
 
-/* A core file named by mistake (issue 22 reads those): say so rather than "not an HPROF heap dump". */
+/* Whether path starts as an ELF file does: a core, read by cmd_analyze_core. */
 static int is_elf(const char *path)
 {
     FILE *f = fopen(path, "rbe");
@@ -131,16 +132,34 @@ static int is_elf(const char *path)
     return n == 4 && memcmp(m, "\177ELF", 4) == 0;
 }
 
+/* Whether an option (without "=value") takes the next argument as its value, for a heap dump or a core. */
+static int takes_value(const char *opt)
+{
+    static const char *const with_value[] = {"-o",        "--output", "--class",   "--paths", "--count",
+                                             "--object",  "--diff",   "--limit",   "--max-memory",
+                                             "--layout",  "--tmpdir", "--exe",     "--sysroot"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (strcmp(opt, with_value[i]) == 0) return 1;
+    return 0;
+}
+
+/* Whether the file argument (the first that is neither an option nor an option's value) is an ELF file. */
+static int names_core(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) return i + 1 < argc && is_elf(argv[i + 1]);
+        if (argv[i][0] != '-') return is_elf(argv[i]);
+        if (takes_value(argv[i])) i++;
+    }
+    return 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
+    if (names_core(argc, argv)) return cmd_analyze_core(argc, argv);
     struct analyze_cli c;
     int rc = parse(&c, argc, argv);
     if (rc) return rc > 0 ? 0 : 2;
-    if (is_elf(c.path)) {
-        fprintf(stderr, "diagtop analyze: %s is an ELF file (a core?): analyze reads JVM heap dumps (HPROF) today\n",
-                c.path);
-        return 1;
-    }
     char err[1024];
     struct heap_analysis *a;
     if (heap_analysis_open(&a, c.path, &c.opts, err, sizeof err) < 0) {

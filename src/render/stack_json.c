@@ -22,6 +22,30 @@ static cJSON *frame_json(const struct stack_frame *f, int source)
     return j;
 }
 
+cJSON *stack_json_threads(const struct stack_result *r, int source)
+{
+    cJSON *threads = cJSON_CreateArray();
+    for (int i = 0; i < r->nthreads; i++) {
+        const struct stack_thread *t = &r->threads[i];
+        cJSON *tj = cJSON_CreateObject();
+        json_add_i64(tj, "tid", t->tid);
+        if (r->offline) {
+            json_add_string_or_null(tj, "mark", t->mark[0] ? t->mark : NULL);
+        } else {
+            json_add_bytes(tj, "name", t->name, strlen(t->name));
+            char state[2] = {t->state ? t->state : '?', 0};
+            cJSON_AddStringToObject(tj, "state", state);
+            if (t->cpu_percent >= 0) json_add_fixed(tj, "cpu_percent", t->cpu_percent, 1);
+            else cJSON_AddNullToObject(tj, "cpu_percent");
+        }
+        cJSON *frames = cJSON_AddArrayToObject(tj, "frames");
+        for (int k = 0; k < t->nframes; k++) cJSON_AddItemToArray(frames, frame_json(&t->frames[k], source));
+        json_add_string_or_null(tj, "error", t->error[0] ? t->error : NULL);
+        cJSON_AddItemToArray(threads, tj);
+    }
+    return threads;
+}
+
 char *stack_json(const struct stack_result *r, int source)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -31,21 +55,7 @@ char *stack_json(const struct stack_result *r, int source)
     json_add_fixed(doc, "capture_ms", r->total_ms, 3);
     cJSON_AddBoolToObject(doc, "target_was_stopped", r->target_was_stopped);
     cJSON_AddBoolToObject(doc, "not_stopped", r->not_stopped);
-    cJSON *threads = cJSON_AddArrayToObject(doc, "threads");
-    for (int i = 0; i < r->nthreads; i++) {
-        const struct stack_thread *t = &r->threads[i];
-        cJSON *tj = cJSON_CreateObject();
-        json_add_i64(tj, "tid", t->tid);
-        json_add_bytes(tj, "name", t->name, strlen(t->name));
-        char state[2] = {t->state ? t->state : '?', 0};
-        cJSON_AddStringToObject(tj, "state", state);
-        if (t->cpu_percent >= 0) json_add_fixed(tj, "cpu_percent", t->cpu_percent, 1);
-        else cJSON_AddNullToObject(tj, "cpu_percent");
-        cJSON *frames = cJSON_AddArrayToObject(tj, "frames");
-        for (int k = 0; k < t->nframes; k++) cJSON_AddItemToArray(frames, frame_json(&t->frames[k], source));
-        json_add_string_or_null(tj, "error", t->error[0] ? t->error : NULL);
-        cJSON_AddItemToArray(threads, tj);
-    }
+    cJSON_AddItemToObject(doc, "threads", stack_json_threads(r, source));
     char *text = cJSON_PrintUnformatted(doc);
     cJSON_Delete(doc);
     return text;

@@ -3,8 +3,12 @@
 #define DIAGTOP_STACK_JSON_H
 #include "actions/stack/stack.h"
 
+#include <cjson/cJSON.h>
+
 /* Returns a malloc'd JSON document, or NULL. */
 char *stack_json(const struct stack_result *r, int source);
+/* The "threads" array alone: tid, name, state, cpu_percent (a core's: tid and mark), frames, error. */
+cJSON *stack_json_threads(const struct stack_result *r, int source);
 /* The error document of a failed capture: {"pid":N,"error":"..."} */
 char *stack_json_error(int pid, const char *error);
 #endif

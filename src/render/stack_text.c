@@ -20,7 +20,7 @@ void stack_text_frame(char *buf, size_t bufsz, const struct stack_frame *f, int 
 
 static int same_stack(const struct stack_thread *a, const struct stack_thread *b)
 {
-    if (a->npcs != b->npcs || strcmp(a->error, b->error) != 0) return 0;
+    if (a->npcs != b->npcs || strcmp(a->error, b->error) != 0 || a->mark[0] || b->mark[0]) return 0;
     for (int i = 0; i < a->npcs; i++)
         if (a->pcs[i].pc != b->pcs[i].pc) return 0;
     return 1;
@@ -32,12 +32,30 @@ static void cpu_text(char *buf, size_t n, double cpu)
     else snprintf(buf, n, "%.1f%%", cpu);
 }
 
+/* A core's thread: no name, state or CPU was recorded. "Thread 1234 (main): took SIGSEGV" or "8 threads: ..." */
+static int offline_header(const struct stack_result *r, const int *members, int n, struct text_lines *out)
+{
+    const struct stack_thread *first = &r->threads[members[0]];
+    if (n == 1)
+        return text_lines_add(out, "Thread %d%s%s%s", first->tid, first->tid == r->pid ? " (main)" : "",
+                              first->mark[0] ? ": " : "", first->mark);
+    char tids[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        if (off < sizeof tids - 16)
+            off += (size_t)snprintf(tids + off, sizeof tids - off, "%s%d", i ? " " : "", r->threads[members[i]].tid);
+        else if (off < sizeof tids - 4) off += (size_t)snprintf(tids + off, sizeof tids - off, " ...");
+    }
+    return text_lines_add(out, "%d threads: %s", n, tids);
+}
+
 /* "Thread 1234 "name" S, 0.0% CPU" or "8 threads: 1235 1236 ... S, 0.0% CPU in all" */
 static int group_header(const struct stack_result *r, const int *members, int n, struct text_lines *out)
 {
     const struct stack_thread *first = &r->threads[members[0]];
     char name[96], cpu[32];
     text_sanitize_display(name, sizeof name, first->name, strlen(first->name));
+    if (r->offline) return offline_header(r, members, n, out);
     if (n == 1) {
         cpu_text(cpu, sizeof cpu, first->cpu_percent);
         return text_lines_add(out, "Thread %d \"%s\" %c, %s CPU%s", first->tid, name, first->state ? first->state : '?',
@@ -84,7 +102,11 @@ int stack_text_render(const struct stack_result *r, const struct stack_text_opts
                   : text_lines_add(out, "Process %d (%s): %d thread%s, stopped for %.2f ms%s", r->pid, comm,
                                    r->nthreads, r->nthreads == 1 ? "" : "s", r->stopped_ms,
                                    r->target_was_stopped ? " (it was stopped before and stays stopped)" : "");
-    if (rc0 < 0) return -1;
+    return rc0 < 0 ? -1 : stack_text_threads(r, o, out);
+}
+
+int stack_text_threads(const struct stack_result *r, const struct stack_text_opts *o, struct text_lines *out)
+{
     int *members = malloc((size_t)(r->nthreads ? r->nthreads : 1) * sizeof *members);
     char *done = calloc((size_t)(r->nthreads ? r->nthreads : 1), 1);
     int rc = members && done ? 0 : -1;

@@ -242,8 +242,12 @@ int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *modu
                              char **file_name, Elf **elfp)
 {
     int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base, file_name, elfp);
+    return fd < 0 || *elfp ? fd : debuginfo_cache_program(fd, elfp);
+}
+
+int debuginfo_cache_program(int fd, Elf **elfp)
+{
     char path[4200];
-    if (fd < 0 || *elfp) return fd;
     if (!getenv("DIAGTOP_NO_GOPCLNTAB")) { /* a Go program its tables serve: its DWARF is read only if ever needed */
         Elf *elf = gopclntab_elf(fd);
         if (elf) {

@@ -41,6 +41,11 @@ void debuginfo_cache_keep_now(struct debuginfo_keeps *keeps);
 int debuginfo_cache_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
                              char **file_name, Elf **elfp);
 
+/* The file to read for a program just opened on fd (a find_elf callback's answer): fd itself, or, for a file with
+ * compressed sections of its own, its decompressed copy (fd closed), or fd with *elfp set (a Go program whose own
+ * tables serve). */
+int debuginfo_cache_program(int fd, Elf **elfp);
+
 /* The cache's directory ($XDG_CACHE_HOME/diagtop/debug, else ~/.cache/diagtop/debug), or -1 without either. */
 int debuginfo_cache_dir(char *buf, size_t bufsz);
 /* The module's build-id in hex, or -1 when it has none. */

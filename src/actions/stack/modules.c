@@ -1,11 +1,13 @@
 #include "modules.h"
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fileio.h"
 #include "cu_index.h"
@@ -33,6 +35,10 @@ struct modules {
     unsigned long long *expected;  /* those addresses, sorted */
     size_t nexpected;
     struct debuginfo_keeps keeps;  /* the debug copies to keep once the Dwfl is gone */
+    int from_core;                 /* reported from a core file: nothing to sync */
+    char *sysroot;                 /* a core's: where its files are looked for first; NULL: / */
+    char *debuginfo_path;          /* a core's with a sysroot: its debug directories, then ours */
+    Dwfl_Callbacks core_callbacks; /* a core's (the Dwfl keeps a pointer): the sysroot in debuginfo_path */
 };
 
 /* A module's file as its process maps it, through /proc/PID/map_files (root, or CAP_CHECKPOINT_RESTORE): the path in
@@ -267,15 +273,125 @@ struct modules *modules_new(int pid, char *err, size_t errlen)
     return m;
 }
 
+/* ---- a core's modules ---- */
+
+/* Opens path when its GNU build-id is the one the core recorded for mod (from the mapped file's first page); when
+ * the core recorded none, any ELF file there. Returns the fd, or -1. */
+static int open_matching(Dwfl_Module *mod, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const unsigned char *want;
+    GElf_Addr vaddr;
+    int wantlen = dwfl_module_build_id(mod, &want, &vaddr);
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *have = NULL;
+    ssize_t havelen = elf ? dwelf_elf_gnu_build_id(elf, &have) : -1;
+    int ok = elf && elf_kind(elf) == ELF_K_ELF &&
+             (wantlen <= 0 || (havelen == wantlen && memcmp(have, want, (size_t)wantlen) == 0));
+    elf_end(elf);
+    if (!ok) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int modules_file_matches(Dwfl_Module *mod, const char *path)
+{
+    int fd = open_matching(mod, path);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* A core's file: under the sysroot first when there is one; then by build-id (and --exe for the program), as
+ * eu-stack finds it; then by the path the core names, if its build-id matches. A file found but not matching is
+ * not used: a library upgraded since the dump would name every frame wrongly. */
+static int core_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+                         Elf **elfp)
+{
+    const struct module_data *md = *userdata;
+    const struct modules *m = md ? md->owner : NULL;
+    char path[4200];
+    int fd = -1;
+    *elfp = NULL;
+    if (m && m->sysroot && name[0] == '/' && snprintf(path, sizeof path, "%s%s", m->sysroot, name) < (int)sizeof path)
+        fd = open_matching(mod, path);
+    if (fd < 0) {
+        fd = dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
+        if (fd >= 0 || *elfp) return fd < 0 || *elfp ? fd : debuginfo_cache_program(fd, elfp);
+        if (name[0] == '/' && !(m && m->sysroot)) fd = open_matching(mod, name);
+        snprintf(path, sizeof path, "%s", name);
+    }
+    if (fd < 0) return -1;
+    free(*file_name);
+    *file_name = strdup(path);
+    return debuginfo_cache_program(fd, elfp);
+}
+
+static int own_core_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)mod, (void)name, (void)start;
+    struct modules *m = arg;
+    struct module_data *md = module_data_of(userdata);
+    if (md && !md->owner) *md = (struct module_data){.owner = m, .pid = m->pid};
+    return DWARF_CB_OK;
+}
+
+struct modules *modules_new_core(Elf *core, int pid, const char *exe, const char *sysroot, char *err, size_t errlen)
+{
+    struct modules *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->pid = pid;
+    m->from_core = 1;
+    m->generation = 1;
+    m->core_callbacks = (Dwfl_Callbacks){.find_elf = core_find_elf, .find_debuginfo = find_debuginfo};
+    if (sysroot) {
+        m->sysroot = strdup(sysroot);
+        /* libdwfl's default path (".debug" next to the file, then /usr/lib/debug), the sysroot's first */
+        if (m->sysroot && asprintf(&m->debuginfo_path, ":.debug:%s/usr/lib/debug:/usr/lib/debug", sysroot) < 0)
+            m->debuginfo_path = NULL;
+        if (!m->sysroot || !m->debuginfo_path) {
+            snprintf(err, errlen, "out of memory");
+            modules_free(m);
+            return NULL;
+        }
+        m->core_callbacks.debuginfo_path = &m->debuginfo_path;
+    }
+    m->dwfl = dwfl_begin(&m->core_callbacks);
+    if (!m->dwfl) {
+        snprintf(err, errlen, "libdw: %s", dwfl_errmsg(-1));
+        modules_free(m);
+        return NULL;
+    }
+    dwfl_report_begin(m->dwfl);
+    int n = dwfl_core_file_report(m->dwfl, core, exe);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read the core's mapped files: %s", dwfl_errmsg(-1));
+        modules_free(m);
+        return NULL;
+    }
+    dwfl_getmodules(m->dwfl, own_core_module, m, 0);
+    return m;
+}
+
 void modules_free(struct modules *m)
 {
     if (!m) return;
     end_dwfl(m);
+    free(m->sysroot);
+    free(m->debuginfo_path);
     free(m);
 }
 
 int modules_sync(struct modules *m, char *err, size_t errlen)
 {
+    if (m->from_core) return 0;
     if (m->dwfl && maps_hash(m->pid) == m->maps_hash) return 0;
     return report(m, err, errlen);
 }

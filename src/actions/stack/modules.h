@@ -11,6 +11,12 @@ struct modules;
 
 /* Reports the modules mapped in pid now. Returns NULL with a reason. */
 struct modules *modules_new(int pid, char *err, size_t errlen);
+/* Reports the modules a core file mapped (libdwfl reads NT_FILE and the link map in its memory), for the process pid
+ * it was. Files are looked for under sysroot first (NULL: none), and exe is the program (NULL: by build-id or the
+ * path the core names); each is used only if its build-id is the one the core recorded. Returns NULL with a reason. */
+struct modules *modules_new_core(Elf *core, int pid, const char *exe, const char *sysroot, char *err, size_t errlen);
+/* Whether path is an ELF file with the build-id the core recorded for mod (any ELF file when it recorded none). */
+int modules_file_matches(Dwfl_Module *mod, const char *path);
 void modules_free(struct modules *m);
 /* Reads the mappings again when they changed since the last report. Returns 0 or -errno with a reason. */
 int modules_sync(struct modules *m, char *err, size_t errlen);

@@ -174,6 +174,12 @@ static void expect_lookups(struct modules *m, const struct stack_result *r)
     free(addrs);
 }
 
+void stack_name_frames(struct modules *one_shot, struct symbolizer *sy, struct stack_result *r, int source)
+{
+    if (one_shot) expect_lookups(one_shot, r);
+    for (int i = 0; i < r->nthreads; i++) symbolize_thread(sy, &r->threads[i], source);
+}
+
 static unsigned long long start_ticks_of(int pid)
 {
     struct procstat ps;
@@ -360,8 +366,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     if (rc < 0) goto out;
 
     /* Running again: name the frames, then end the CPU sample. */
-    if (!o->cache) expect_lookups(cache->modules, out);
-    for (int i = 0; i < out->nthreads; i++) symbolize_thread(cache->sym, &out->threads[i], o->source);
+    stack_name_frames(o->cache ? NULL : cache->modules, cache->sym, out, o->source);
     double running = 0;
     if (o->cpu_sample > 0) {
         double left = sample_start + o->cpu_sample - clock_monotonic_seconds();

@@ -20,6 +20,7 @@ struct stack_thread {
     int npcs;
     struct stack_frame *frames; /* symbolized (inlined calls expanded) */
     int nframes;
+    char mark[160];    /* what else to say of it ("took SIGSEGV" in a core); "" when nothing */
     char error[128]; /* why unwinding stopped early, "" when it reached the outermost frame */
     int capture_error; /* error says how the capture went (--no-stop: running, woke up), not where unwinding
                         * stopped: no outermost frame clears it */
@@ -34,6 +35,7 @@ struct stack_result {
     double total_ms;    /* the whole capture */
     int target_was_stopped; /* it was stopped (SIGSTOP) before and stays stopped */
     int not_stopped;        /* --no-stop: read from the running process, nothing was stopped */
+    int offline;            /* read from a core: no thread names, states, CPU or stop */
 };
 
 struct stack_cache; /* per-process state kept across snapshots (unwind caches, symbol tables) */
@@ -66,6 +68,12 @@ int stack_outermost(const char *function);
  * after an outermost frame, at the last such frame, without the error. A failure before any outermost frame (in the
  * middle of the program's code) keeps its error, and so does a capture_error. */
 void stack_trim(struct stack_thread *t);
+
+struct modules;
+struct symbolizer;
+/* Symbolizes every thread's PCs into frames (stack_trim applied). one_shot: the modules, told first every address
+ * they will be asked about (modules_expect), so that only the DWARF those need is inflated; NULL: a kept Dwfl. */
+void stack_name_frames(struct modules *one_shot, struct symbolizer *sy, struct stack_result *r, int source);
 
 struct stack_cache *stack_cache_new(void);
 void stack_cache_free(struct stack_cache *c);

@@ -1,0 +1,207 @@
+#include "core_report.h"
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actions/stack/debuginfo_cache.h"
+#include "actions/stack/modules.h"
+#include "actions/stack/symbolize.h"
+
+/* ---- the threads, unwound by libdw from the core ---- */
+
+struct unwind_walk {
+    struct stack_result *r;
+    int max;
+};
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+    struct stack_thread *t = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
+    t->pcs[t->npcs++] = (struct unwind_frame){.pc = pc, .exact = activation};
+    return t->npcs < STACK_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int on_thread(Dwfl_Thread *thread, void *arg)
+{
+    struct unwind_walk *w = arg;
+    if (w->r->nthreads == w->max) return DWARF_CB_ABORT;
+    struct stack_thread *t = &w->r->threads[w->r->nthreads++];
+    t->tid = (int)dwfl_thread_tid(thread);
+    t->cpu_percent = -1;
+    int rc = dwfl_thread_getframes(thread, on_frame, t);
+    if (rc < 0 && t->npcs == 0) snprintf(t->error, sizeof t->error, "%s", dwfl_errmsg(-1));
+    else if (rc < 0) snprintf(t->error, sizeof t->error, "unwinding stopped: %s", dwfl_errmsg(-1));
+    else if (t->npcs == STACK_MAX_FRAMES) snprintf(t->error, sizeof t->error, "more than %d frames", STACK_MAX_FRAMES);
+    return DWARF_CB_OK;
+}
+
+static int unwind_threads(Dwfl *dwfl, Elf *core, struct core_report *r, char *err, size_t errlen)
+{
+    r->stacks.threads = calloc((size_t)r->notes.nthreads, sizeof *r->stacks.threads);
+    if (!r->stacks.threads) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (dwfl_core_file_attach(dwfl, core) < 0) {
+        snprintf(err, errlen, "cannot read the core's threads: %s", dwfl_errmsg(-1));
+        return -1;
+    }
+    struct unwind_walk w = {&r->stacks, r->notes.nthreads};
+    if (dwfl_getthreads(dwfl, on_thread, &w) < 0 && r->stacks.nthreads == 0) {
+        snprintf(err, errlen, "cannot read the core's threads: %s", dwfl_errmsg(-1));
+        return -1;
+    }
+    return 0;
+}
+
+/* A kernel core lists the dumping thread first: when it was taking the signal NT_SIGINFO names, that is the thread
+ * that took it (a crash's faulting thread), marked and put first. */
+static void mark_signal_thread(struct core_report *r)
+{
+    const struct core_signal *s = &r->notes.signal;
+    if (!s->present || r->notes.threads[0].cursig != s->signo) return;
+    r->signal_tid = r->notes.threads[0].tid;
+    for (int i = 0; i < r->stacks.nthreads; i++) {
+        struct stack_thread *t = &r->stacks.threads[i];
+        if (t->tid != r->signal_tid) continue;
+        char what[sizeof t->mark - 8];
+        snprintf(t->mark, sizeof t->mark, "took %s", core_notes_signal_describe(s, what, sizeof what));
+        struct stack_thread first = r->stacks.threads[0];
+        r->stacks.threads[0] = *t;
+        *t = first;
+        return;
+    }
+}
+
+/* ---- the mapped files ---- */
+
+struct module_walk {
+    struct core_report *r;
+    int cap;
+};
+
+static int on_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)userdata, (void)start;
+    struct module_walk *w = arg;
+    struct core_report *r = w->r;
+    if (r->nmodules == w->cap) {
+        int c = w->cap ? w->cap * 2 : 32;
+        void *p = realloc(r->modules, (size_t)c * sizeof *r->modules);
+        if (!p) return DWARF_CB_ABORT;
+        r->modules = p;
+        w->cap = c;
+    }
+    Dwarf_Addr bias, lo, hi;
+    const char *file = NULL, *debug = NULL;
+    Elf *elf = dwfl_module_getelf(mod, &bias); /* finds the file, if not yet */
+    dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, &file, &debug);
+    /* libdwfl opens a file the core's link map names itself, checking its build-id, and then names no file */
+    if (!file && elf && name && name[0] == '/' && modules_file_matches(mod, name)) file = name;
+    struct core_module *m = &r->modules[r->nmodules];
+    *m = (struct core_module){.name = strdup(name ? name : "?"), .file = file ? strdup(file) : NULL,
+                              .debug_file = debug ? strdup(debug) : NULL, .start = lo, .end = hi,
+                              .in_core = elf && !file};
+    if (debuginfo_cache_build_id(mod, m->build_id, sizeof m->build_id) < 0) m->build_id[0] = '\0';
+    r->nmodules++;
+    return DWARF_CB_OK;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct core_module *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Counts each module's frames, and the modules missing although frames are in them. */
+static void count_frames(struct core_report *r)
+{
+    for (int i = 0; i < r->stacks.nthreads; i++)
+        for (int k = 0; k < r->stacks.threads[i].npcs; k++) {
+            unsigned long long pc = r->stacks.threads[i].pcs[k].pc;
+            int lo = 0, hi = r->nmodules;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (r->modules[mid].end <= pc) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < r->nmodules && r->modules[lo].start <= pc) r->modules[lo].frames++;
+        }
+    for (int i = 0; i < r->nmodules; i++)
+        r->missing += r->modules[i].frames && !r->modules[i].file && !r->modules[i].in_core;
+}
+
+static void list_modules(Dwfl *dwfl, struct core_report *r)
+{
+    struct module_walk w = {r, 0};
+    dwfl_getmodules(dwfl, on_module, &w, 0);
+    qsort(r->modules, (size_t)r->nmodules, sizeof *r->modules, by_start);
+    count_frames(r);
+}
+
+/* ---- the whole report ---- */
+
+static void fill_identity(struct core_report *r)
+{
+    r->stacks.offline = 1;
+    r->stacks.pid = r->notes.pid ? r->notes.pid : r->notes.threads[0].tid;
+    snprintf(r->stacks.comm, sizeof r->stacks.comm, "%s", r->notes.fname);
+}
+
+int core_report_read(const char *path, const struct core_options *o, struct core_report *r, char *err,
+                     size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %m", path);
+        return -1;
+    }
+    char why[256];
+    if (core_notes_read(fd, &r->notes, why, sizeof why) < 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        close(fd);
+        return -1;
+    }
+    fill_identity(r);
+    elf_version(EV_CURRENT);
+    Elf *core = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    struct modules *m = core ? modules_new_core(core, r->stacks.pid, o->exe, o->sysroot, why, sizeof why) : NULL;
+    struct symbolizer *sy = m ? symbolizer_new(m) : NULL;
+    int rc = -1;
+    if (!core) snprintf(err, errlen, "%s: %s", path, elf_errmsg(-1));
+    else if (!m || !sy) snprintf(err, errlen, "%s: %s", path, m ? "out of memory" : why);
+    else if (unwind_threads(modules_dwfl(m), core, r, why, sizeof why) < 0) snprintf(err, errlen, "%s: %s", path, why);
+    else {
+        stack_name_frames(m, sy, &r->stacks, o->source);
+        mark_signal_thread(r);
+        list_modules(modules_dwfl(m), r);
+        rc = 0;
+    }
+    symbolizer_free(sy);
+    modules_free(m);
+    elf_end(core);
+    close(fd);
+    if (rc < 0) core_report_free(r);
+    return rc;
+}
+
+void core_report_free(struct core_report *r)
+{
+    for (int i = 0; i < r->nmodules; i++) {
+        free(r->modules[i].name);
+        free(r->modules[i].file);
+        free(r->modules[i].debug_file);
+    }
+    free(r->modules);
+    stack_result_free(&r->stacks);
+    core_notes_free(&r->notes);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,81 @@
+#include "core_json.h"
+
+#include <string.h>
+
+#include "json_util.h"
+#include "stack_json.h"
+
+static cJSON *signal_json(const struct core_report *r)
+{
+    const struct core_signal *s = &r->notes.signal;
+    if (!s->present) return cJSON_CreateNull();
+    cJSON *j = cJSON_CreateObject();
+    char name[32], text[200];
+    json_add_i64(j, "number", s->signo);
+    cJSON_AddStringToObject(j, "name", core_notes_signal_name(s->signo, name, sizeof name));
+    json_add_i64(j, "code", s->code);
+    cJSON_AddStringToObject(j, "description", core_notes_signal_describe(s, text, sizeof text));
+    if (core_notes_signal_has_addr(s)) json_add_hex(j, "address", s->addr);
+    else cJSON_AddNullToObject(j, "address");
+    if (core_notes_signal_sent(s)) {
+        json_add_i64(j, "sender_pid", s->sender_pid);
+        json_add_i64(j, "sender_uid", s->sender_uid);
+    }
+    if (r->signal_tid) json_add_i64(j, "tid", r->signal_tid);
+    else cJSON_AddNullToObject(j, "tid");
+    return j;
+}
+
+static cJSON *process_json(const struct core_report *r)
+{
+    const struct core_notes *n = &r->notes;
+    cJSON *j = cJSON_CreateObject();
+    json_add_i64(j, "pid", r->stacks.pid);
+    json_add_bytes(j, "name", n->fname, strlen(n->fname));
+    if (n->state) {
+        json_add_bytes(j, "args", n->args, strlen(n->args));
+        char state[2] = {n->state, 0};
+        cJSON_AddStringToObject(j, "state", state);
+        json_add_i64(j, "ppid", n->ppid);
+        json_add_i64(j, "uid", n->uid);
+        json_add_i64(j, "gid", n->gid);
+    }
+    if (n->auxv_entry) json_add_hex(j, "entry", n->auxv_entry);
+    return j;
+}
+
+static cJSON *modules_json(const struct core_report *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->nmodules; i++) {
+        const struct core_module *m = &r->modules[i];
+        cJSON *j = cJSON_CreateObject();
+        json_add_bytes(j, "name", m->name, strlen(m->name));
+        json_add_hex(j, "start", m->start);
+        json_add_hex(j, "end", m->end);
+        json_add_string_or_null(j, "build_id", m->build_id[0] ? m->build_id : NULL);
+        json_add_string_or_null(j, "file", m->file);
+        cJSON_AddBoolToObject(j, "in_core", m->in_core);
+        json_add_string_or_null(j, "debug_file", m->debug_file);
+        json_add_i64(j, "frames", m->frames);
+        cJSON_AddItemToArray(a, j);
+    }
+    return a;
+}
+
+char *core_json(const struct core_report *r, const char *path, int source)
+{
+    cJSON *doc = cJSON_CreateObject();
+    json_add_string_or_null(doc, "core", path);
+    json_add_u64(doc, "file_size", r->notes.file_size);
+    json_add_u64(doc, "needed_size", r->notes.needed_size);
+    cJSON_AddBoolToObject(doc, "truncated", r->notes.needed_size > r->notes.file_size);
+    cJSON_AddItemToObject(doc, "process", process_json(r));
+    cJSON_AddItemToObject(doc, "signal", signal_json(r));
+    cJSON_AddItemToObject(doc, "threads", stack_json_threads(&r->stacks, source));
+    json_add_i64(doc, "missing_files", r->missing);
+    cJSON_AddItemToObject(doc, "modules", modules_json(r));
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return text;
+}

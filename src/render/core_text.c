@@ -1,0 +1,79 @@
+#include "core_text.h"
+
+#include <string.h>
+
+#include "stack_text.h"
+#include "util/text.h"
+
+/* A string from the core, made safe for a terminal. */
+static const char *shown(char *buf, size_t bufsz, const char *s)
+{
+    text_sanitize_display(buf, bufsz, s, strlen(s));
+    return buf;
+}
+
+static int process_lines(const struct core_report *r, const char *path, struct text_lines *out)
+{
+    const struct core_notes *n = &r->notes;
+    char p[512], comm[64], args[256], sig[200], size[32], need[32];
+    text_format_bytes(size, sizeof size, (long long)n->file_size);
+    if (text_lines_add(out, "Core %s: process %d (%s), %d thread%s, %s", shown(p, sizeof p, path), r->stacks.pid,
+                       shown(comm, sizeof comm, n->fname), r->stacks.nthreads, r->stacks.nthreads == 1 ? "" : "s",
+                       size) < 0)
+        return -1;
+    if (n->signal.present &&
+        text_lines_add(out, "  Signal: %s%s", core_notes_signal_describe(&n->signal, sig, sizeof sig),
+                       r->signal_tid ? "" : " (the thread that took it is not known)") < 0)
+        return -1;
+    if (r->signal_tid && text_lines_add(out, "  Taken by thread %d, shown first", r->signal_tid) < 0) return -1;
+    if (!n->signal.present && text_lines_add(out, "  Signal: none (a dump of a live process)") < 0) return -1;
+    if (n->state && (text_lines_add(out, "  Command: %s", shown(args, sizeof args, n->args)) < 0 ||
+                     text_lines_add(out, "  State %c, uid %d, gid %d, parent %d", n->state, n->uid, n->gid,
+                                    n->ppid) < 0))
+        return -1;
+    if (n->needed_size > n->file_size) {
+        text_format_bytes(need, sizeof need, (long long)n->needed_size);
+        if (text_lines_add(out, "  Truncated: %s of %s (a dump cut short?): memory past that is missing, and "
+                                "stacks that need it end early", size, need) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int missing(const struct core_module *m) { return !m->file && !m->in_core; }
+
+static int file_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
+{
+    int listed = 0;
+    for (int i = 0; i < r->nmodules; i++) listed += o->all_files || r->modules[i].frames || missing(&r->modules[i]);
+    if (text_lines_add(out, "%s", "") < 0 ||
+        text_lines_add(out, "Mapped files: %d%s", r->nmodules,
+                       listed < r->nmodules ? " (those with frames, and the missing; --all-files lists all)" : "") < 0)
+        return -1;
+    for (int i = 0; i < r->nmodules; i++) {
+        const struct core_module *m = &r->modules[i];
+        if (!o->all_files && !m->frames && !missing(m)) continue;
+        char name[512], file[512] = "", status[600];
+        shown(name, sizeof name, m->name);
+        if (m->in_core) snprintf(status, sizeof status, "read from the core");
+        else if (!m->file) snprintf(status, sizeof status, "MISSING%s", m->frames ? ": its frames show as file+offset" : "");
+        else if (strcmp(m->file, m->name) != 0) snprintf(status, sizeof status, "read from %s", shown(file, sizeof file, m->file));
+        else snprintf(status, sizeof status, "found");
+        if (text_lines_add(out, "  %016llx-%016llx %-40s build-id %s  %d frame%s, %s", m->start, m->end, name,
+                           m->build_id[0] ? m->build_id : "(none)", m->frames, m->frames == 1 ? "" : "s",
+                           status) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int core_text_render(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
+{
+    struct stack_text_opts so = {.group = o->group, .source = o->source};
+    if (process_lines(r, o->path, out) < 0 || stack_text_threads(&r->stacks, &so, out) < 0) return -1;
+    if (r->missing && (text_lines_add(out, "%s", "") < 0 ||
+                       text_lines_add(out, "%d file%s with frames in %s missing: pass --sysroot DIR or --exe PATH",
+                                      r->missing, r->missing == 1 ? "" : "s", r->missing == 1 ? "it is" : "them are") < 0))
+        return -1;
+    return file_lines(r, o, out);
+}
