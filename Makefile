@@ -196,6 +196,13 @@ build/fuzz/fuzz_hprof: tests/fuzz/fuzz_hprof.c $(FUZZ_SRC) $(wildcard src/action
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -o $@ $< $(FUZZ_SRC) -lz -lpthread
 
+# The core reader's notes walk under libFuzzer (tests/e2e/fuzz_core.sh runs it).
+build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c src/actions/offline/core_notes.h | $(TEST_DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZ,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o $@ $< src/actions/offline/core_notes.c
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
@@ -206,7 +213,8 @@ run: all
 	./build/diagtop
 
 test: $(TEST_DEPS_STAMP)
-	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets build/fuzz/fuzz_hprof
+	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets build/fuzz/fuzz_hprof \
+	    build/fuzz/fuzz_core
 	@tests/run $(T)
 
 bench: $(TEST_DEPS_STAMP)
@@ -219,6 +227,7 @@ bench: $(TEST_DEPS_STAMP)
 	@bench/agent
 	@bench/serve
 	@bench/hprof
+	@bench/analyze
 	@bench/watch
 
 install: all

@@ -26,6 +26,8 @@ const char options_usage[] =
     "       diagtop analyze FILE.hprof[.gz] [--class NAME] [--paths NAME|0xID] [--suspects] [--object 0xID]\n"
     "                       [--diff OLD.hprof] [--histogram] [--json]\n"
     "                                    a JVM heap dump offline: retained sizes, why objects are alive\n"
+    "       diagtop analyze CORE [--exe PATH] [--sysroot DIR] [--no-source] [--no-group] [--all-files] [--json]\n"
+    "                                    a core offline: the signal and its thread, every stack, the files\n"
     "       diagtop watch PID|--name NAME|--cgroup PATH [--cpu PCT[:S]] [--rss SIZE] [--rss-growth SIZE/min]\n"
     "                    [--threads N] [--fds N] [--signal SIG,...] [--exit]\n"
     "                    [--then dump|stack|profile|heap|exec:CMD] [--count N] [--json]\n"
