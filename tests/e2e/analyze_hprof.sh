@@ -139,7 +139,7 @@ head -c 300000 "$TMP/compressed.hprof.gz" >"$TMP/cut.hprof.gz"
 bad "a truncated .gz" "corrupt or truncated gzip data" "$TMP/cut.hprof.gz"
 printf 'hello, not a heap dump\n' >"$TMP/text.hprof"
 bad "not a dump" 'not an HPROF heap dump' "$TMP/text.hprof"
-bad "a core or any ELF file" 'is an ELF file' /bin/true
+bad "an ELF file that is not a core: read as one, and refused" 'true: an ELF shared object or PIE executable, not a core' /bin/true
 bad "a missing file" 'No such file' "$TMP/nothing.hprof"
 bad "a memory budget too small" 'over the memory budget of' "$TMP/plain.hprof" --max-memory 1M
 bad "an unknown class" 'no class .NoSuchThing. in this dump' "$TMP/plain.hprof" --paths NoSuchThing
