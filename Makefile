@@ -156,6 +156,10 @@ build/targets/gostacks: tests/targets/gostacks/main.go
 	@mkdir -p $(dir $@) build/gocache
 	$(call say,GO,$@)
 	$(Q)GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
+build/targets/goparked: tests/targets/goparked/main.go
+	@mkdir -p $(dir $@) build/gocache
+	$(call say,GO,$@)
+	$(Q)GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
 
 build/targets/java/Sleeper.class: tests/targets/Sleeper.java
 	@mkdir -p $(dir $@)
@@ -177,7 +181,7 @@ build/targets/java/retention.jar: tests/targets/Retention.java
 	    jar cfm $@ build/targets/java/retention.mf -C build/targets/java/retention .
 
 $(TARGET_BIN) $(UNWIND_BIN) build/targets/threads-stripped build/targets/stripme-stripped build/targets/gopsy \
-    build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
+    build/targets/gostacks build/targets/goparked build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
     build/targets/java/retention.jar: | $(TEST_DEPS_STAMP)
 
 # libdiagtop-agent.so: the native agent that programs load (LD_PRELOAD, or diagtop_agent_start() from
@@ -206,7 +210,7 @@ build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c sr
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
-         build/targets/gostacks build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
+         build/targets/gostacks build/targets/goparked build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
          build/targets/java/retention.jar
 
 run: all

@@ -14,19 +14,20 @@
 const char cmd_analyze_core_usage[] =
     "usage: diagtop analyze CORE [options]\n"
     "  An ELF core (diagtop dump, gcore, or the kernel's), read offline: the process, the signal and the thread\n"
-    "  that took it (first), every thread's stack, the mapped files with their build-ids.\n"
+    "  that took it (first), a Go program's goroutines, every thread's stack, the mapped files with build-ids.\n"
     "  --exe PATH          the program, when the path the core names is wrong here (moved, rebuilt, another box)\n"
     "  --sysroot DIR       look for the core's files under DIR first (a container's root, a copy of the box's)\n"
     "  --no-source         no file:line or inlined calls (no debug information read)\n"
     "  --no-group          one block per thread, even when stacks are identical\n"
     "  --all-files         list every mapped file (default: those with frames, and the missing)\n"
+    "  --all-goroutines    a Go program's runtime goroutines too (default: hidden, as Go's tracebacks do)\n"
     "  --json              one JSON document (docs/json.md)\n"
     "  -o, --output FILE   write to a new file (0600) instead of stdout\n";
 
 struct core_cli {
     struct core_options opts;
     const char *path, *output;
-    int json, group, all_files;
+    int json, group, all_files, all_goroutines;
 };
 
 static int parse(struct core_cli *c, int argc, char **argv)
@@ -34,7 +35,8 @@ static int parse(struct core_cli *c, int argc, char **argv)
     static const struct option longopts[] = {
         {"exe", required_argument, 0, 'e'},     {"sysroot", required_argument, 0, 'r'},
         {"no-source", no_argument, 0, 's'},     {"no-group", no_argument, 0, 'g'},
-        {"all-files", no_argument, 0, 'a'},     {"json", no_argument, 0, 'j'},
+        {"all-files", no_argument, 0, 'a'},     {"all-goroutines", no_argument, 0, 'G'},
+        {"json", no_argument, 0, 'j'},
         {"output", required_argument, 0, 'o'},  {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     memset(c, 0, sizeof *c);
     c->opts.source = 1;
@@ -50,6 +52,7 @@ static int parse(struct core_cli *c, int argc, char **argv)
         case 's': c->opts.source = 0; break;
         case 'g': c->group = 0; break;
         case 'a': c->all_files = 1; break;
+        case 'G': c->all_goroutines = 1; break;
         case 'j': c->json = 1; break;
         case 'o': c->output = optarg; break;
         case ':': fprintf(stderr, "diagtop analyze: %s needs a value\n", argv[optind - 1]); return -1;
@@ -86,7 +89,7 @@ int cmd_analyze_core(int argc, char **argv)
         free(doc);
     } else {
         struct text_lines tl = {0};
-        struct core_text_opts to = {c.path, c.group, c.opts.source, c.all_files};
+        struct core_text_opts to = {c.path, c.group, c.opts.source, c.all_files, c.all_goroutines};
         if (core_text_render(&r, &to, &tl) == 0) {
             FILE *f = output_open("analyze", c.output);
             status = f ? output_close("analyze", c.output, f, text_lines_write(&tl, f) < 0) : 1;

@@ -44,6 +44,30 @@ static cJSON *process_json(const struct core_report *r)
     return j;
 }
 
+static cJSON *goroutines_json(const struct core_goroutines *gs, int source)
+{
+    if (!gs->go) return cJSON_CreateNull();
+    cJSON *j = cJSON_CreateObject();
+    json_add_string_or_null(j, "error", gs->why_not[0] ? gs->why_not : NULL);
+    cJSON *list = cJSON_AddArrayToObject(j, "list");
+    for (int i = 0; i < gs->n; i++) {
+        const struct core_goroutine *g = &gs->list[i];
+        cJSON *gj = cJSON_CreateObject();
+        json_add_i64(gj, "id", g->id);
+        json_add_string_or_null(gj, "state", g->state);
+        json_add_fixed_or_null(gj, "waiting_since_s", g->waiting_since_s >= 0, g->waiting_since_s, 3);
+        if (g->tid) json_add_i64(gj, "tid", g->tid);
+        else cJSON_AddNullToObject(gj, "tid");
+        cJSON_AddBoolToObject(gj, "system", g->system);
+        cJSON_AddItemToObject(gj, "frames", stack_json_frames(g->frames, g->nframes, source));
+        cJSON_AddItemToObject(gj, "created_by",
+                              g->created_by.function ? stack_json_frame(&g->created_by, source) : cJSON_CreateNull());
+        json_add_string_or_null(gj, "error", g->error[0] ? g->error : NULL);
+        cJSON_AddItemToArray(list, gj);
+    }
+    return j;
+}
+
 static cJSON *modules_json(const struct core_report *r)
 {
     cJSON *a = cJSON_CreateArray();
@@ -72,6 +96,7 @@ char *core_json(const struct core_report *r, const char *path, int source)
     cJSON_AddBoolToObject(doc, "truncated", r->notes.needed_size > r->notes.file_size);
     cJSON_AddItemToObject(doc, "process", process_json(r));
     cJSON_AddItemToObject(doc, "signal", signal_json(r));
+    cJSON_AddItemToObject(doc, "goroutines", goroutines_json(&r->goroutines, source));
     cJSON_AddItemToObject(doc, "threads", stack_json_threads(&r->stacks, source));
     json_add_i64(doc, "missing_files", r->missing);
     cJSON_AddItemToObject(doc, "modules", modules_json(r));

@@ -1,5 +1,6 @@
 #include "core_text.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "stack_text.h"
@@ -40,6 +41,83 @@ static int process_lines(const struct core_report *r, const char *path, struct t
     return 0;
 }
 
+/* ---- goroutines, grouped by state and stack, as `gops stack` or a goroutine profile's debug=1 ---- */
+
+static int same_goroutine(const struct core_goroutine *a, const struct core_goroutine *b)
+{
+    if (a->npcs != b->npcs || strcmp(a->state, b->state) != 0 || strcmp(a->error, b->error) != 0 || a->tid || b->tid ||
+        a->gopc != b->gopc)
+        return 0;
+    for (int i = 0; i < a->npcs; i++)
+        if (a->pcs[i].pc != b->pcs[i].pc) return 0;
+    return 1;
+}
+
+static int goroutine_header(const struct core_goroutines *gs, const int *members, int n, struct text_lines *out)
+{
+    const struct core_goroutine *g = &gs->list[members[0]];
+    char since[64] = "", ids[256] = "";
+    if (g->waiting_since_s >= 0) snprintf(since, sizeof since, ", since %.2f s after start", g->waiting_since_s);
+    if (n == 1) return text_lines_add(out, "Goroutine %lld [%s%s]:", g->id, g->state, since);
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        if (off < sizeof ids - 24)
+            off += (size_t)snprintf(ids + off, sizeof ids - off, "%s%lld", i ? " " : "", gs->list[members[i]].id);
+        else if (off < sizeof ids - 4) off += (size_t)snprintf(ids + off, sizeof ids - off, " ...");
+    }
+    return text_lines_add(out, "%d goroutines [%s%s]: %s", n, g->state, since, ids);
+}
+
+static int goroutine_block(const struct core_goroutine *g, int source, struct text_lines *out)
+{
+    if (stack_text_frames(g->frames, g->nframes, g->error, source, out) < 0) return -1;
+    if (!g->created_by.function) return 0;
+    char fn[512], where[600] = "";
+    shown(fn, sizeof fn, g->created_by.function);
+    if (source && g->created_by.file) {
+        char file[512];
+        snprintf(where, sizeof where, "  %s:%d", shown(file, sizeof file, g->created_by.file), g->created_by.line);
+    }
+    return text_lines_add(out, "  created by %s%s", fn, where);
+}
+
+static int goroutine_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
+{
+    const struct core_goroutines *gs = &r->goroutines;
+    if (!gs->go) return 0;
+    if (gs->why_not[0])
+        return text_lines_add(out, "%s", "") < 0 || text_lines_add(out, "Goroutines: %s", gs->why_not) < 0 ? -1 : 0;
+    int shown_n = 0;
+    for (int i = 0; i < gs->n; i++) shown_n += o->all_goroutines || !gs->list[i].system;
+    if (text_lines_add(out, "%s", "") < 0 ||
+        text_lines_add(out, "Goroutines: %d%s", gs->n,
+                       shown_n < gs->n ? " (the runtime's own hidden, as Go's tracebacks do; --all-goroutines shows them)"
+                                       : "") < 0)
+        return -1;
+    int *members = malloc((size_t)(gs->n ? gs->n : 1) * sizeof *members);
+    char *done = calloc((size_t)(gs->n ? gs->n : 1), 1);
+    int rc = members && done ? 0 : -1;
+    for (int i = 0; i < gs->n && rc == 0; i++) {
+        if (done[i] || (!o->all_goroutines && gs->list[i].system)) continue;
+        int n = 0;
+        for (int k = i; k < gs->n; k++) {
+            if (done[k] || (!o->all_goroutines && gs->list[k].system) ||
+                (k != i && (!o->group || !same_goroutine(&gs->list[i], &gs->list[k]))))
+                continue;
+            members[n++] = k;
+            done[k] = 1;
+        }
+        if (text_lines_add(out, "%s", "") < 0 || goroutine_header(gs, members, n, out) < 0 ||
+            goroutine_block(&gs->list[i], o->source, out) < 0)
+            rc = -1;
+    }
+    free(members);
+    free(done);
+    if (rc == 0 && text_lines_add(out, "%s", "") == 0 && text_lines_add(out, "Threads: %d", r->stacks.nthreads) < 0)
+        rc = -1;
+    return rc;
+}
+
 static int missing(const struct core_module *m) { return !m->file && !m->in_core; }
 
 static int file_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
@@ -70,7 +148,9 @@ static int file_lines(const struct core_report *r, const struct core_text_opts *
 int core_text_render(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
 {
     struct stack_text_opts so = {.group = o->group, .source = o->source};
-    if (process_lines(r, o->path, out) < 0 || stack_text_threads(&r->stacks, &so, out) < 0) return -1;
+    if (process_lines(r, o->path, out) < 0 || goroutine_lines(r, o, out) < 0 ||
+        stack_text_threads(&r->stacks, &so, out) < 0)
+        return -1;
     if (r->missing && (text_lines_add(out, "%s", "") < 0 ||
                        text_lines_add(out, "%d file%s with frames in %s missing: pass --sysroot DIR or --exe PATH",
                                       r->missing, r->missing == 1 ? "" : "s", r->missing == 1 ? "it is" : "them are") < 0))

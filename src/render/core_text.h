@@ -1,5 +1,6 @@
-/* core_text: a core's report as text: the process and why it was dumped, every thread's stack (grouped, the one
- * that took the signal first), then the files it mapped with their build-ids, the missing ones named. */
+/* core_text: a core's report as text: the process and why it was dumped; a Go program's goroutines (grouped by
+ * state and stack, with where each was created); every thread's stack (grouped, the one that took the signal
+ * first); then the files it mapped with their build-ids, the missing ones named. */
 #ifndef DIAGTOP_CORE_TEXT_H
 #define DIAGTOP_CORE_TEXT_H
 #include "actions/offline/core_report.h"
@@ -9,6 +10,7 @@ struct core_text_opts {
     const char *path; /* the core, as named */
     int group, source;
     int all_files;    /* list every mapped file, not only those the stacks are in and the missing ones */
+    int all_goroutines; /* the runtime's own goroutines too */
 };
 
 int core_text_render(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out);

@@ -5,7 +5,7 @@
 
 #include "json_util.h"
 
-static cJSON *frame_json(const struct stack_frame *f, int source)
+cJSON *stack_json_frame(const struct stack_frame *f, int source)
 {
     cJSON *j = cJSON_CreateObject();
     json_add_hex(j, "pc", f->pc);
@@ -20,6 +20,13 @@ static cJSON *frame_json(const struct stack_frame *f, int source)
     }
     json_add_string_or_null(j, "module", f->module);
     return j;
+}
+
+cJSON *stack_json_frames(const struct stack_frame *f, int n, int source)
+{
+    cJSON *frames = cJSON_CreateArray();
+    for (int k = 0; k < n; k++) cJSON_AddItemToArray(frames, stack_json_frame(&f[k], source));
+    return frames;
 }
 
 cJSON *stack_json_threads(const struct stack_result *r, int source)
@@ -38,8 +45,7 @@ cJSON *stack_json_threads(const struct stack_result *r, int source)
             if (t->cpu_percent >= 0) json_add_fixed(tj, "cpu_percent", t->cpu_percent, 1);
             else cJSON_AddNullToObject(tj, "cpu_percent");
         }
-        cJSON *frames = cJSON_AddArrayToObject(tj, "frames");
-        for (int k = 0; k < t->nframes; k++) cJSON_AddItemToArray(frames, frame_json(&t->frames[k], source));
+        cJSON_AddItemToObject(tj, "frames", stack_json_frames(t->frames, t->nframes, source));
         json_add_string_or_null(tj, "error", t->error[0] ? t->error : NULL);
         cJSON_AddItemToArray(threads, tj);
     }

@@ -7,6 +7,10 @@
 
 /* Returns a malloc'd JSON document, or NULL. */
 char *stack_json(const struct stack_result *r, int source);
+/* One frame: pc, function, offset or module_offset, inlined, file and line (with source), module. */
+cJSON *stack_json_frame(const struct stack_frame *f, int source);
+/* An array of n frames. */
+cJSON *stack_json_frames(const struct stack_frame *f, int n, int source);
 /* The "threads" array alone: tid, name, state, cpu_percent (a core's: tid and mark), frames, error. */
 cJSON *stack_json_threads(const struct stack_result *r, int source);
 /* The error document of a failed capture: {"pid":N,"error":"..."} */

@@ -80,15 +80,15 @@ static int group_header(const struct stack_result *r, const int *members, int n,
                           first->state ? first->state : '?', cpu);
 }
 
-static int frames(const struct stack_thread *t, int source, struct text_lines *out)
+int stack_text_frames(const struct stack_frame *f, int n, const char *error, int source, struct text_lines *out)
 {
     char line[1400];
-    for (int i = 0; i < t->nframes; i++) {
-        stack_text_frame(line, sizeof line, &t->frames[i], source);
+    for (int i = 0; i < n; i++) {
+        stack_text_frame(line, sizeof line, &f[i], source);
         if (text_lines_add(out, "  #%-3d %s", i, line) < 0) return -1;
     }
-    if (t->nframes == 0 && text_lines_add(out, "  (no frames)") < 0) return -1;
-    if (t->error[0] && text_lines_add(out, "  (%s)", t->error) < 0) return -1;
+    if (n == 0 && text_lines_add(out, "  (no frames)") < 0) return -1;
+    if (error[0] && text_lines_add(out, "  (%s)", error) < 0) return -1;
     return 0;
 }
 
@@ -119,7 +119,7 @@ int stack_text_threads(const struct stack_result *r, const struct stack_text_opt
             done[k] = 1;
         }
         if (text_lines_add(out, "%s", "") < 0 || group_header(r, members, n, out) < 0 ||
-            frames(&r->threads[i], o->source, out) < 0)
+            stack_text_frames(r->threads[i].frames, r->threads[i].nframes, r->threads[i].error, o->source, out) < 0)
             rc = -1;
     }
     free(members);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `diagtop analyze CORE` on real cores: diagtop's own (snapshot and stop-and-copy, of C and of Go), gcore's and the
-# kernel's (a crash on SIGSEGV, an abort). Every thread's stack is compared frame by frame with `eu-stack --core` and with
+# kernel's (a crash on SIGSEGV, an abort). A Go program's goroutines are checked against what it printed of itself
+# (runtime.Stack) just before the dump, and a Go program without DWARF says why it has none. Every thread's stack is compared frame by frame with `eu-stack --core` and with
 # gdb's `thread apply all bt`; the crash names its signal, address and thread first. Then the files: a program
 # moved away (missing, named once), found again with --exe and with --sysroot, and a different program at the
 # core's path (refused: its build-id is not the core's). Then bad input: a truncated core, one cut before its
@@ -65,6 +66,43 @@ stop_pid "$G"
 compare "Go core" "$TMP/go.core" "$TARGETS/gostacks"
 check "Go core: the blocked reader goroutine's chain, to runtime.goexit" \
     has_chain "$TMP/Go core.json" any main.blockedRead main.reader main.main.func2 runtime.goexit
+# a Go program's goroutines, read from the runtime's structures in the core, against its own runtime.Stack
+start_target goparked env GOPARKED_TRACE="$TMP/goparked.trace" "$TARGETS/goparked"; GP=$TARGET_PID
+wait_ready goparked || fail "goparked did not start"
+"$DIAGTOP" dump "$GP" -o "$TMP/goparked.core" >/dev/null 2>&1
+timeout 60 gcore -o "$TMP/goparked-gcore" "$GP" >/dev/null 2>&1
+stop_pid "$GP"
+for kind in diagtop gcore; do
+    core=$TMP/goparked.core
+    [ $kind = gcore ] && core=$TMP/goparked-gcore.$GP
+    "$DIAGTOP" analyze "$core" --json >"$TMP/goparked-$kind.json" 2>"$TMP/goparked-$kind.err"
+    check "Go goroutines from $kind's core: the ids, states, frames and creators the program printed of itself" \
+        python3 "$ROOT/tests/tools/compare_goroutines.py" "$TMP/goparked.trace" "$TMP/goparked-$kind.json"
+done
+check "Go goroutines: the runtime's own goroutines are there too, marked system" json_eval "$TMP/goparked-diagtop.json" \
+    "any(g['system'] for g in last['goroutines']['list']) and last['goroutines']['error'] is None"
+"$DIAGTOP" analyze "$TMP/goparked.core" >"$TMP/goparked.txt" 2>&1
+check "Go goroutines text: grouped by state and stack, with the frames and where they were created" bash -c "
+    grep -Eq '^5 goroutines \[chan receive(, since [0-9.]+ s after start)?\]: [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' '$TMP/goparked.txt' &&
+    grep -Eq '^3 goroutines \[select' '$TMP/goparked.txt' && grep -Eq '^2 goroutines \[semacquire' '$TMP/goparked.txt' &&
+    grep -Eq '^Goroutine [0-9]+ \[IO wait' '$TMP/goparked.txt' &&
+    grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q 'main.waitRecv+0x[0-9a-f]* *.*goparked/main.go:18' &&
+    grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q '^  created by main.main  .*goparked/main.go:' &&
+    grep -q '^Goroutines: .* (the runtime.s own hidden' '$TMP/goparked.txt' && grep -q '^Threads: ' '$TMP/goparked.txt'"
+"$DIAGTOP" analyze "$TMP/goparked.core" --all-goroutines >"$TMP/goparked-all.txt" 2>&1
+check "--all-goroutines: the runtime's own shown too (more blocks)" bash -c "
+    [ \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked-all.txt') -gt \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked.txt') ]"
+check "a C program's core has no goroutines (null)" json_eval "$TMP/diagtop snap core.json" "last['goroutines'] is None"
+# the same program without its DWARF: it says so, and the thread stacks stand alone
+mkdir -p "$TMP/nodwarf"
+objcopy --strip-debug "$TARGETS/goparked" "$TMP/nodwarf/goparked"
+start_target nodwarf "$TMP/nodwarf/goparked"; ND=$TARGET_PID
+wait_ready nodwarf || fail "goparked without DWARF did not start"
+"$DIAGTOP" dump "$ND" -o "$TMP/nodwarf.core" >/dev/null 2>&1
+stop_pid "$ND"
+"$DIAGTOP" analyze "$TMP/nodwarf.core" --json >"$TMP/nodwarf.json" 2>"$TMP/nodwarf.err"
+check "Go without DWARF: says why there are no goroutines, and shows every thread's stack" json_eval "$TMP/nodwarf.json" \
+    "'stripped' in last['goroutines']['error'] and not last['goroutines']['list'] and len(last['threads']) >= 2 and all(t['frames'] for t in last['threads'])"
 "$DIAGTOP" analyze "$TMP/snap.core" >"$TMP/snap.txt" 2>&1
 check "text: the six workers grouped in one block" grep -q '^6 threads: ' "$TMP/snap.txt"
 check "text: the main thread named so, and file:line" bash -c "grep -q '^Thread $P (main)$' '$TMP/snap.txt' &&

@@ -103,7 +103,7 @@ static void *grow_array(void *p, int n, int *cap, size_t each)
 
 struct note_walk {
     struct core_notes *out;
-    int thread_cap;
+    int thread_cap, load_cap;
 };
 
 static int on_prstatus(struct note_walk *w, const unsigned char *desc, size_t len)
@@ -224,6 +224,12 @@ static int walk_notes(struct note_walk *w, const unsigned char *buf, size_t len)
 
 /* ---- the program headers ---- */
 
+static int by_vaddr(const void *a, const void *b)
+{
+    const struct core_load *x = a, *y = b;
+    return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
 static int read_segments(int fd, const Elf64_Ehdr *h, struct core_notes *out, char *err, size_t errlen)
 {
     size_t n;
@@ -251,8 +257,15 @@ static int read_segments(int fd, const Elf64_Ehdr *h, struct core_notes *out, ch
         }
         unsigned long long end = ph[i].p_offset + ph[i].p_filesz;
         if (ph[i].p_type == PT_LOAD) {
-            out->nloads++;
             if (end > out->needed_size) out->needed_size = end;
+            void *l = grow_array(out->loads, out->nloads, &w.load_cap, sizeof *out->loads);
+            if (!l) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+                break;
+            }
+            out->loads = l;
+            out->loads[out->nloads++] = (struct core_load){ph[i].p_vaddr, ph[i].p_memsz, ph[i].p_offset, ph[i].p_filesz};
             continue;
         }
         if (ph[i].p_type != PT_NOTE) continue;
@@ -273,6 +286,7 @@ static int read_segments(int fd, const Elf64_Ehdr *h, struct core_notes *out, ch
         free(buf);
     }
     free(ph);
+    if (rc == 0) qsort(out->loads, (size_t)out->nloads, sizeof *out->loads, by_vaddr);
     if (rc == 0 && (!notes || out->nthreads == 0)) {
         snprintf(err, errlen, "%s", notes ? "no thread (NT_PRSTATUS) in the notes" : "no notes (PT_NOTE) in the core");
         rc = -1;
@@ -311,6 +325,7 @@ void core_notes_free(struct core_notes *n)
     for (int i = 0; i < n->nfiles; i++) free(n->files[i].path);
     free(n->files);
     free(n->threads);
+    free(n->loads);
     memset(n, 0, sizeof *n);
 }
 

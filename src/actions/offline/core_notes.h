@@ -18,6 +18,10 @@ struct core_file_note {
     char *path;
 };
 
+struct core_load {
+    unsigned long long vaddr, memsz, offset, filesz; /* one PT_LOAD: filesz of its memsz bytes are in the file */
+};
+
 struct core_signal {
     int present;   /* an NT_SIGINFO note was there with a signal in it */
     int signo, code, errnum;
@@ -38,7 +42,8 @@ struct core_notes {
     unsigned long long auxv_entry, auxv_execfn, auxv_phdr; /* AT_ENTRY, AT_EXECFN, AT_PHDR; 0: absent */
     unsigned long long file_size;   /* bytes on disk */
     unsigned long long needed_size; /* bytes the program headers describe: more than file_size when truncated */
-    int nloads;                     /* PT_LOAD segments */
+    struct core_load *loads;        /* the PT_LOAD segments, by address */
+    int nloads;
 };
 
 /* Reads the notes of the core open on fd. Returns 0, or -1 with a one-line reason in err: not an ELF file, not a

@@ -10,6 +10,7 @@
 #include "actions/stack/debuginfo_cache.h"
 #include "actions/stack/modules.h"
 #include "actions/stack/symbolize.h"
+#include "core_goroutines.h"
 
 /* ---- the threads, unwound by libdw from the core ---- */
 
@@ -180,7 +181,14 @@ int core_report_read(const char *path, const struct core_options *o, struct core
     else if (!m || !sy) snprintf(err, errlen, "%s: %s", path, m ? "out of memory" : why);
     else if (unwind_threads(modules_dwfl(m), core, r, why, sizeof why) < 0) snprintf(err, errlen, "%s: %s", path, why);
     else {
-        stack_name_frames(m, sy, &r->stacks, o->source);
+        struct core_memory cm = {fd, &r->notes, modules_dwfl(m)};
+        core_goroutines_read(m, &cm, &r->goroutines);
+        unsigned long long *also = NULL;
+        size_t nalso = 0, cap = 0;
+        if (core_goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
+        stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
+        free(also);
+        core_goroutines_name(sy, &r->goroutines, o->source);
         mark_signal_thread(r);
         list_modules(modules_dwfl(m), r);
         rc = 0;
@@ -201,6 +209,7 @@ void core_report_free(struct core_report *r)
         free(r->modules[i].debug_file);
     }
     free(r->modules);
+    core_goroutines_free(&r->goroutines);
     stack_result_free(&r->stacks);
     core_notes_free(&r->notes);
     memset(r, 0, sizeof *r);

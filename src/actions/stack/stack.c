@@ -158,15 +158,17 @@ static void symbolize_thread(struct symbolizer *sy, struct stack_thread *t, int 
     stack_trim(t);
 }
 
-/* Tells a one-shot capture's modules every address its frames will be looked up at, before any debug file is
- * read: then only the DWARF units they need are inflated (modules_expect). */
-static void expect_lookups(struct modules *m, const struct stack_result *r)
+/* Tells a one-shot capture's modules every address its frames will be looked up at (and also's), before any debug
+ * file is read: then only the DWARF units they need are inflated (modules_expect). */
+static void expect_lookups(struct modules *m, const struct stack_result *r, const unsigned long long *also,
+                           size_t nalso)
 {
-    size_t n = 0;
+    size_t n = nalso;
     for (int i = 0; i < r->nthreads; i++) n += (size_t)r->threads[i].npcs;
     unsigned long long *addrs = malloc((n ? n : 1) * sizeof *addrs);
     if (!addrs) return; /* then every debug file is inflated whole */
-    n = 0;
+    if (nalso) memcpy(addrs, also, nalso * sizeof *also);
+    n = nalso;
     for (int i = 0; i < r->nthreads; i++)
         for (int k = 0; k < r->threads[i].npcs; k++)
             addrs[n++] = symbolizer_address(r->threads[i].pcs[k].pc, !r->threads[i].pcs[k].exact);
@@ -174,9 +176,10 @@ static void expect_lookups(struct modules *m, const struct stack_result *r)
     free(addrs);
 }
 
-void stack_name_frames(struct modules *one_shot, struct symbolizer *sy, struct stack_result *r, int source)
+void stack_name_frames(struct modules *one_shot, const unsigned long long *also, size_t nalso, struct symbolizer *sy,
+                       struct stack_result *r, int source)
 {
-    if (one_shot) expect_lookups(one_shot, r);
+    if (one_shot) expect_lookups(one_shot, r, also, nalso);
     for (int i = 0; i < r->nthreads; i++) symbolize_thread(sy, &r->threads[i], source);
 }
 
@@ -366,7 +369,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     if (rc < 0) goto out;
 
     /* Running again: name the frames, then end the CPU sample. */
-    stack_name_frames(o->cache ? NULL : cache->modules, cache->sym, out, o->source);
+    stack_name_frames(o->cache ? NULL : cache->modules, NULL, 0, cache->sym, out, o->source);
     double running = 0;
     if (o->cpu_sample > 0) {
         double left = sample_start + o->cpu_sample - clock_monotonic_seconds();

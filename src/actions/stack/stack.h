@@ -72,8 +72,10 @@ void stack_trim(struct stack_thread *t);
 struct modules;
 struct symbolizer;
 /* Symbolizes every thread's PCs into frames (stack_trim applied). one_shot: the modules, told first every address
- * they will be asked about (modules_expect), so that only the DWARF those need is inflated; NULL: a kept Dwfl. */
-void stack_name_frames(struct modules *one_shot, struct symbolizer *sy, struct stack_result *r, int source);
+ * they will be asked about (modules_expect: the threads' lookups and the nalso of also, which the caller looks up
+ * after this), so that only the DWARF those need is inflated; NULL: a kept Dwfl. */
+void stack_name_frames(struct modules *one_shot, const unsigned long long *also, size_t nalso, struct symbolizer *sy,
+                       struct stack_result *r, int source);
 
 struct stack_cache *stack_cache_new(void);
 void stack_cache_free(struct stack_cache *c);

@@ -1,0 +1,71 @@
+// goparked: a Go test target (standard library only) whose goroutines are parked in known functions for known
+// reasons: 5 in a chan receive (waitRecv), 3 in a select (waitSelect), 2 on a sync.Mutex held by main
+// (waitMutex), 1 in time.Sleep (waitSleep), 1 in a net.Listener's Accept (waitAccept: IO wait), besides main in
+// time.Sleep. After a GC (which records how long each has waited), writes its goroutines as runtime.Stack gives
+// them to $GOPARKED_TRACE when that is set, then prints "ready".
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+)
+
+//go:noinline
+func waitRecv(c chan int) { <-c }
+
+//go:noinline
+func waitSelect(a, b chan int) {
+	select {
+	case <-a:
+	case <-b:
+	}
+}
+
+//go:noinline
+func waitMutex(m *sync.Mutex) {
+	m.Lock()
+	m.Unlock()
+}
+
+//go:noinline
+func waitSleep() { time.Sleep(time.Hour) }
+
+//go:noinline
+func waitAccept(l net.Listener) { l.Accept() }
+
+func main() {
+	c, a, b := make(chan int), make(chan int), make(chan int)
+	var m sync.Mutex
+	m.Lock()
+	for i := 0; i < 5; i++ {
+		go waitRecv(c)
+	}
+	for i := 0; i < 3; i++ {
+		go waitSelect(a, b)
+	}
+	for i := 0; i < 2; i++ {
+		go waitMutex(&m)
+	}
+	go waitSleep()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go waitAccept(l)
+	time.Sleep(300 * time.Millisecond)
+	runtime.GC()
+	if path := os.Getenv("GOPARKED_TRACE"); path != "" {
+		buf := make([]byte, 1<<20)
+		if err := os.WriteFile(path, buf[:runtime.Stack(buf, true)], 0o644); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("ready")
+	os.Stdout.Sync()
+	time.Sleep(time.Hour)
+	m.Unlock()
+}
