@@ -1,5 +1,6 @@
 #include "core_json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "json_util.h"
@@ -68,6 +69,48 @@ static cJSON *goroutines_json(const struct core_goroutines *gs, int source)
     return j;
 }
 
+static cJSON *heap_json(const struct core_heap *hp)
+{
+    if (!hp->allocator[0] && !hp->why_not[0]) return cJSON_CreateNull();
+    cJSON *j = cJSON_CreateObject();
+    json_add_string_or_null(j, "allocator", hp->allocator[0] ? hp->allocator : NULL);
+    cJSON_AddBoolToObject(j, "walked", hp->walked);
+    json_add_string_or_null(j, "error", hp->walked ? NULL : hp->why_not);
+    if (!hp->walked) return j;
+    const struct glibc_heap *h = &hp->h;
+    json_add_i64(j, "arenas", h->arenas);
+    json_add_u64(j, "in_use_bytes", h->in_use_bytes);
+    json_add_u64(j, "in_use_chunks", h->in_use_chunks);
+    json_add_u64(j, "free_bytes", h->free_bytes);
+    json_add_u64(j, "free_chunks", h->free_chunks);
+    json_add_u64(j, "cached_chunks", h->cached_chunks);
+    json_add_u64(j, "top_bytes", h->top_bytes);
+    json_add_u64(j, "mmapped_bytes", h->mmapped_bytes);
+    json_add_u64(j, "mmapped_chunks", h->mmapped_chunks);
+    json_add_u64_or_null(j, "mmapped_expected", h->mmapped_expected >= 0, (unsigned long long)h->mmapped_expected);
+    json_add_u64(j, "system_bytes", h->system_bytes);
+    json_add_string_or_null(j, "warning", h->warning[0] ? h->warning : NULL);
+    cJSON *classes = cJSON_AddArrayToObject(j, "classes");
+    for (int i = 0; i < h->nclasses; i++) {
+        const struct heap_class *c = &h->classes[i];
+        cJSON *cj = cJSON_CreateObject();
+        json_add_u64(cj, "chunk_size", c->chunk_size);
+        json_add_u64(cj, "count", c->count);
+        json_add_u64(cj, "bytes", c->bytes);
+        cJSON *samples = cJSON_AddArrayToObject(cj, "samples");
+        for (int k = 0; k < c->nsample; k++) {
+            cJSON *sj = cJSON_CreateObject();
+            char hex[2 * HEAP_SAMPLE_BYTES + 1];
+            for (int b = 0; b < HEAP_SAMPLE_BYTES; b++) snprintf(hex + 2 * b, 3, "%02x", c->head[k][b]);
+            json_add_hex(sj, "address", c->sample[k]);
+            cJSON_AddStringToObject(sj, "head_hex", hex);
+            cJSON_AddItemToArray(samples, sj);
+        }
+        cJSON_AddItemToArray(classes, cj);
+    }
+    return j;
+}
+
 static cJSON *modules_json(const struct core_report *r)
 {
     cJSON *a = cJSON_CreateArray();
@@ -98,6 +141,7 @@ char *core_json(const struct core_report *r, const char *path, int source)
     cJSON_AddItemToObject(doc, "signal", signal_json(r));
     cJSON_AddItemToObject(doc, "goroutines", goroutines_json(&r->goroutines, source));
     cJSON_AddItemToObject(doc, "threads", stack_json_threads(&r->stacks, source));
+    cJSON_AddItemToObject(doc, "heap", heap_json(&r->heap));
     json_add_i64(doc, "missing_files", r->missing);
     cJSON_AddItemToObject(doc, "modules", modules_json(r));
     char *text = cJSON_PrintUnformatted(doc);

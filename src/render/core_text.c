@@ -118,6 +118,69 @@ static int goroutine_lines(const struct core_report *r, const struct core_text_o
     return rc;
 }
 
+/* ---- the native heap ---- */
+
+/* A sample's first bytes: as text when they are (a leaked string, a protocol's field names: at least 8 printable
+ * or white-space bytes first, escaped), else in hex. */
+static void head_text(char *buf, size_t bufsz, const unsigned char *b, size_t n)
+{
+    size_t text = 0, off = 0;
+    while (text < n && ((b[text] >= 0x20 && b[text] < 0x7f) || b[text] == '\n' || b[text] == '\t')) text++;
+    if (text >= 8) {
+        off += (size_t)snprintf(buf, bufsz, "\"");
+        for (size_t i = 0; i < text && off + 4 < bufsz; i++)
+            off += (size_t)snprintf(buf + off, bufsz - off, "%s", b[i] == '\n' ? "\\n" : b[i] == '\t' ? "\\t" : (char[]){(char)b[i], 0});
+        snprintf(buf + off, bufsz - off, "\"");
+        return;
+    }
+    for (size_t i = 0; i < 16 && i < n && off + 3 < bufsz; i++) off += (size_t)snprintf(buf + off, bufsz - off, "%02x", b[i]);
+}
+
+static int heap_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
+{
+    const struct core_heap *hp = &r->heap;
+    if (!hp->allocator[0] && !hp->why_not[0]) return 0;
+    if (text_lines_add(out, "%s", "") < 0) return -1;
+    if (!hp->walked)
+        return text_lines_add(out, "Native heap%s%s: %s", hp->allocator[0] ? " " : "", hp->allocator, hp->why_not);
+    const struct glibc_heap *h = &hp->h;
+    char used[32], freeb[32], top[32], mm[32], sys[32];
+    text_format_bytes(used, sizeof used, (long long)h->in_use_bytes);
+    text_format_bytes(freeb, sizeof freeb, (long long)h->free_bytes);
+    text_format_bytes(top, sizeof top, (long long)h->top_bytes);
+    text_format_bytes(mm, sizeof mm, (long long)h->mmapped_bytes);
+    text_format_bytes(sys, sizeof sys, (long long)h->system_bytes);
+    if (text_lines_add(out, "Native heap (glibc malloc, %d arena%s): %s in use in %llu chunks; %s free in %llu chunks "
+                            "(%llu in the tcache and fastbins); top %s; arenas hold %s from the system",
+                       h->arenas, h->arenas == 1 ? "" : "s", used, h->in_use_chunks, freeb, h->free_chunks,
+                       h->cached_chunks, top, sys) < 0 ||
+        text_lines_add(out, "  mmapped: %llu chunk%s, %s%s", h->mmapped_chunks, h->mmapped_chunks == 1 ? "" : "s", mm,
+                       h->mmapped_expected >= 0 && (unsigned long long)h->mmapped_expected != h->mmapped_chunks
+                           ? " (malloc counts a different number: some were not found in the core)"
+                           : "") < 0 ||
+        (h->warning[0] && text_lines_add(out, "  (%s)", h->warning) < 0))
+        return -1;
+    int n = h->nclasses < o->heap_rows || o->heap_rows == 0 ? h->nclasses : o->heap_rows;
+    if (text_lines_add(out, "  %10s %10s %12s  %s", "CHUNK", "COUNT", "BYTES", "FIRST ONES (address: first bytes)") < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        const struct heap_class *c = &h->classes[i];
+        char bytes[32], sample[200] = "";
+        text_format_bytes(bytes, sizeof bytes, (long long)c->bytes);
+        size_t off = 0;
+        for (int k = 0; k < c->nsample && k < 2 && off < sizeof sample - 80; k++) {
+            char head[80], safe[100];
+            head_text(head, sizeof head, c->head[k], HEAP_SAMPLE_BYTES);
+            text_sanitize_display(safe, sizeof safe, head, strlen(head));
+            off += (size_t)snprintf(sample + off, sizeof sample - off, "%s0x%llx: %s", k ? "  " : "", c->sample[k], safe);
+        }
+        if (text_lines_add(out, "  %10llu %10llu %12s  %s", c->chunk_size, c->count, bytes, sample) < 0) return -1;
+    }
+    if (n < h->nclasses && text_lines_add(out, "  (%d more sizes; --heap-rows 0 lists all)", h->nclasses - n) < 0)
+        return -1;
+    return 0;
+}
+
 static int missing(const struct core_module *m) { return !m->file && !m->in_core; }
 
 static int file_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
@@ -149,7 +212,7 @@ int core_text_render(const struct core_report *r, const struct core_text_opts *o
 {
     struct stack_text_opts so = {.group = o->group, .source = o->source};
     if (process_lines(r, o->path, out) < 0 || goroutine_lines(r, o, out) < 0 ||
-        stack_text_threads(&r->stacks, &so, out) < 0)
+        stack_text_threads(&r->stacks, &so, out) < 0 || heap_lines(r, o, out) < 0)
         return -1;
     if (r->missing && (text_lines_add(out, "%s", "") < 0 ||
                        text_lines_add(out, "%d file%s with frames in %s missing: pass --sysroot DIR or --exe PATH",

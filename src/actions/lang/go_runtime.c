@@ -1,5 +1,7 @@
 #include "go_runtime.h"
 
+#include "dwarf_layout.h"
+
 #include <dwarf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,79 +48,29 @@ static void find_wanted(Dwarf *dw, Dwarf_Die *dies, int *found)
     }
 }
 
-static int type_of(Dwarf_Die *die, Dwarf_Die *type)
-{
-    Dwarf_Attribute a;
-    return dwarf_attr(die, DW_AT_type, &a) && dwarf_formref_die(&a, type) && dwarf_peel_type(type, type) == 0 ? 0 : -1;
-}
-
-static int size_of(Dwarf_Die *type, size_t *size)
-{
-    Dwarf_Word w;
-    if (dwarf_aggregate_size(type, &w) != 0) return -1;
-    *size = (size_t)w;
-    return 0;
-}
-
-/* A member of struct st: its offset, its type (peeled of typedefs) when type is not NULL, and its size checked to
- * be want (0: any). */
-static int member(Dwarf_Die *st, const char *name, size_t want, size_t *off, Dwarf_Die *type)
-{
-    Dwarf_Die child, t;
-    if (dwarf_child(st, &child) != 0) return -1;
-    do {
-        const char *n = dwarf_diename(&child);
-        if (dwarf_tag(&child) != DW_TAG_member || !n || strcmp(n, name) != 0) continue;
-        Dwarf_Attribute a;
-        Dwarf_Word loc;
-        size_t size;
-        if (!dwarf_attr(&child, DW_AT_data_member_location, &a) || dwarf_formudata(&a, &loc) != 0 ||
-            type_of(&child, &t) < 0 || size_of(&t, &size) < 0 || (want && size != want))
-            return -1;
-        *off = (size_t)loc;
-        if (type) *type = t;
-        return 0;
-    } while (dwarf_siblingof(&child, &child) == 0);
-    return -1;
-}
-
-/* A variable's address: its location is one DW_OP_addr. Read from the block itself: libdw's dwarf_getlocation
- * refuses the block form Go's linker writes ("not a location list value"). */
-static int address_of(Dwarf_Die *var, unsigned long long bias, unsigned long long *addr)
-{
-    Dwarf_Attribute a;
-    Dwarf_Block b;
-    if (!dwarf_attr(var, DW_AT_location, &a) || dwarf_formblock(&a, &b) != 0 || b.length != 9 || b.data[0] != DW_OP_addr)
-        return -1;
-    unsigned long long v;
-    memcpy(&v, b.data + 1, sizeof v);
-    *addr = v + bias;
-    return 0;
-}
-
 /* runtime.g's fields, and those of the structs it holds (sched: runtime.gobuf; m: *runtime.m). */
 static const char *read_g(Dwarf_Die *g, struct go_layout *l)
 {
     Dwarf_Die gobuf, mptr, m;
     size_t sched, at;
-    if (size_of(g, &l->g_size) < 0 || l->g_size > MAX_G_SIZE) return "runtime.g has no size";
-    if (member(g, "goid", 8, &l->goid, NULL) < 0) return "runtime.g.goid";
-    if (member(g, "atomicstatus", 4, &l->status, NULL) < 0) return "runtime.g.atomicstatus";
-    if (member(g, "waitreason", 1, &l->wait_reason, NULL) < 0) return "runtime.g.waitreason";
-    if (member(g, "waitsince", 8, &l->wait_since, NULL) < 0) return "runtime.g.waitsince";
-    if (member(g, "gopc", 8, &l->gopc, NULL) < 0) return "runtime.g.gopc";
-    if (member(g, "startpc", 8, &l->startpc, NULL) < 0) return "runtime.g.startpc";
-    if (member(g, "syscallsp", 8, &l->syscall_sp, NULL) < 0) return "runtime.g.syscallsp";
-    if (member(g, "syscallpc", 8, &l->syscall_pc, NULL) < 0) return "runtime.g.syscallpc";
-    if (member(g, "sched", 0, &sched, &gobuf) < 0) return "runtime.g.sched";
-    if (member(&gobuf, "sp", 8, &at, NULL) < 0) return "runtime.gobuf.sp";
+    if (dwarf_layout_size(g, &l->g_size) < 0 || l->g_size > MAX_G_SIZE) return "runtime.g has no size";
+    if (dwarf_layout_member(g, "goid", 8, &l->goid, NULL) < 0) return "runtime.g.goid";
+    if (dwarf_layout_member(g, "atomicstatus", 4, &l->status, NULL) < 0) return "runtime.g.atomicstatus";
+    if (dwarf_layout_member(g, "waitreason", 1, &l->wait_reason, NULL) < 0) return "runtime.g.waitreason";
+    if (dwarf_layout_member(g, "waitsince", 8, &l->wait_since, NULL) < 0) return "runtime.g.waitsince";
+    if (dwarf_layout_member(g, "gopc", 8, &l->gopc, NULL) < 0) return "runtime.g.gopc";
+    if (dwarf_layout_member(g, "startpc", 8, &l->startpc, NULL) < 0) return "runtime.g.startpc";
+    if (dwarf_layout_member(g, "syscallsp", 8, &l->syscall_sp, NULL) < 0) return "runtime.g.syscallsp";
+    if (dwarf_layout_member(g, "syscallpc", 8, &l->syscall_pc, NULL) < 0) return "runtime.g.syscallpc";
+    if (dwarf_layout_member(g, "sched", 0, &sched, &gobuf) < 0) return "runtime.g.sched";
+    if (dwarf_layout_member(&gobuf, "sp", 8, &at, NULL) < 0) return "runtime.gobuf.sp";
     l->sched_sp = sched + at;
-    if (member(&gobuf, "pc", 8, &at, NULL) < 0) return "runtime.gobuf.pc";
+    if (dwarf_layout_member(&gobuf, "pc", 8, &at, NULL) < 0) return "runtime.gobuf.pc";
     l->sched_pc = sched + at;
-    if (member(&gobuf, "bp", 8, &at, NULL) < 0) return "runtime.gobuf.bp";
+    if (dwarf_layout_member(&gobuf, "bp", 8, &at, NULL) < 0) return "runtime.gobuf.bp";
     l->sched_bp = sched + at;
-    if (member(g, "m", 8, &l->m, &mptr) < 0 || dwarf_tag(&mptr) != DW_TAG_pointer_type || type_of(&mptr, &m) < 0 ||
-        member(&m, "procid", 8, &l->m_procid, NULL) < 0)
+    if (dwarf_layout_member(g, "m", 8, &l->m, &mptr) < 0 || dwarf_tag(&mptr) != DW_TAG_pointer_type || dwarf_layout_type(&mptr, &m) < 0 ||
+        dwarf_layout_member(&m, "procid", 8, &l->m_procid, NULL) < 0)
         return "runtime.m.procid";
     return NULL;
 }
@@ -138,8 +90,8 @@ int go_layout_read(Dwarf *dw, unsigned long long bias, struct go_layout *out, ch
         return -1;
     }
     const char *bad = NULL;
-    if (address_of(&dies[V_ALLGS], bias, &out->allgs) < 0) bad = "runtime.allgs's address";
-    else if (address_of(&dies[V_ALLGLEN], bias, &out->allglen) < 0) bad = "runtime.allglen's address";
+    if (dwarf_layout_address(&dies[V_ALLGS], bias, &out->allgs) < 0) bad = "runtime.allgs's address";
+    else if (dwarf_layout_address(&dies[V_ALLGLEN], bias, &out->allglen) < 0) bad = "runtime.allglen's address";
     else bad = read_g(&dies[S_G], out);
     if (bad) {
         snprintf(err, errlen, "an unknown runtime layout (%s is missing or of another size)", bad);
@@ -147,13 +99,13 @@ int go_layout_read(Dwarf *dw, unsigned long long bias, struct go_layout *out, ch
     }
     Dwarf_Die type;
     size_t size;
-    if (found[V_WAIT_REASONS] && address_of(&dies[V_WAIT_REASONS], bias, &out->wait_reasons) == 0 &&
-        type_of(&dies[V_WAIT_REASONS], &type) == 0 && dwarf_tag(&type) == DW_TAG_array_type &&
-        size_of(&type, &size) == 0)
+    if (found[V_WAIT_REASONS] && dwarf_layout_address(&dies[V_WAIT_REASONS], bias, &out->wait_reasons) == 0 &&
+        dwarf_layout_type(&dies[V_WAIT_REASONS], &type) == 0 && dwarf_tag(&type) == DW_TAG_array_type &&
+        dwarf_layout_size(&type, &size) == 0)
         out->nwait_reasons = (int)(size / 16); /* [N]string: {data, len} each */
     else
         out->wait_reasons = 0;
-    if (!found[V_INIT_TIME] || address_of(&dies[V_INIT_TIME], bias, &out->init_time) < 0) out->init_time = 0;
+    if (!found[V_INIT_TIME] || dwarf_layout_address(&dies[V_INIT_TIME], bias, &out->init_time) < 0) out->init_time = 0;
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "actions/stack/go_frames.h"
 #include "actions/stack/modules.h"
 #include "actions/stack/symbolize.h"
+#include "util/grow.h"
 
 /* ---- the Go program among the modules ---- */
 
@@ -108,13 +109,7 @@ void core_goroutines_read(struct modules *m, struct core_memory *cm, struct core
 
 static int add_address(unsigned long long **addrs, size_t *n, size_t *cap, unsigned long long a)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        void *p = realloc(*addrs, c * sizeof **addrs);
-        if (!p) return -1;
-        *addrs = p;
-        *cap = c;
-    }
+    if (grow_reserve((void **)addrs, cap, *n, sizeof **addrs, 256) < 0) return -1;
     (*addrs)[(*n)++] = a;
     return 0;
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/grow.h"
+
 #define MAX_PHDRS (1u << 22)        /* more segments than any real process maps (the kernel caps at 65530 + a few) */
 #define MAX_NOTES_BYTES (256u << 20) /* NT_FILE of 70,000 mappings is ~10 MB */
 #define X86_64_RIP 16               /* indexes into pr_reg (user_regs_struct) */
@@ -90,20 +92,11 @@ static int phdr_count(int fd, const Elf64_Ehdr *h, unsigned long long size, size
     return 0;
 }
 
-static void *grow_array(void *p, int n, int *cap, size_t each)
-{
-    if (n < *cap) return p;
-    int c = *cap ? *cap * 2 : 16;
-    void *q = realloc(p, (size_t)c * each);
-    if (q) *cap = c;
-    return q;
-}
-
 /* ---- the notes ---- */
 
 struct note_walk {
     struct core_notes *out;
-    int thread_cap, load_cap;
+    size_t thread_cap, load_cap;
 };
 
 static int on_prstatus(struct note_walk *w, const unsigned char *desc, size_t len)
@@ -112,9 +105,7 @@ static int on_prstatus(struct note_walk *w, const unsigned char *desc, size_t le
     if (len < sizeof st) return 0; /* a short note is not a thread we can name */
     memcpy(&st, desc, sizeof st);
     struct core_notes *n = w->out;
-    void *t = grow_array(n->threads, n->nthreads, &w->thread_cap, sizeof *n->threads);
-    if (!t) return -1;
-    n->threads = t;
+    if (GROW(n->threads, w->thread_cap, n->nthreads, 16) < 0) return -1;
     n->threads[n->nthreads++] = (struct core_thread_note){
         .tid = st.pr_pid, .cursig = st.pr_cursig, .pc = st.pr_reg[X86_64_RIP], .sp = st.pr_reg[X86_64_RSP]};
     return 0;
@@ -258,13 +249,11 @@ static int read_segments(int fd, const Elf64_Ehdr *h, struct core_notes *out, ch
         unsigned long long end = ph[i].p_offset + ph[i].p_filesz;
         if (ph[i].p_type == PT_LOAD) {
             if (end > out->needed_size) out->needed_size = end;
-            void *l = grow_array(out->loads, out->nloads, &w.load_cap, sizeof *out->loads);
-            if (!l) {
+            if (GROW(out->loads, w.load_cap, out->nloads, 64) < 0) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
                 break;
             }
-            out->loads = l;
             out->loads[out->nloads++] = (struct core_load){ph[i].p_vaddr, ph[i].p_memsz, ph[i].p_offset, ph[i].p_filesz};
             continue;
         }

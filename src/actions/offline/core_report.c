@@ -10,7 +10,9 @@
 #include "actions/stack/debuginfo_cache.h"
 #include "actions/stack/modules.h"
 #include "actions/stack/symbolize.h"
+#include "util/grow.h"
 #include "core_goroutines.h"
+#include "core_heap.h"
 
 /* ---- the threads, unwound by libdw from the core ---- */
 
@@ -85,7 +87,7 @@ static void mark_signal_thread(struct core_report *r)
 
 struct module_walk {
     struct core_report *r;
-    int cap;
+    size_t cap;
 };
 
 static int on_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
@@ -93,13 +95,7 @@ static int on_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     (void)userdata, (void)start;
     struct module_walk *w = arg;
     struct core_report *r = w->r;
-    if (r->nmodules == w->cap) {
-        int c = w->cap ? w->cap * 2 : 32;
-        void *p = realloc(r->modules, (size_t)c * sizeof *r->modules);
-        if (!p) return DWARF_CB_ABORT;
-        r->modules = p;
-        w->cap = c;
-    }
+    if (GROW(r->modules, w->cap, r->nmodules, 32) < 0) return DWARF_CB_ABORT;
     Dwarf_Addr bias, lo, hi;
     const char *file = NULL, *debug = NULL;
     Elf *elf = dwfl_module_getelf(mod, &bias); /* finds the file, if not yet */
@@ -182,13 +178,17 @@ int core_report_read(const char *path, const struct core_options *o, struct core
     else if (unwind_threads(modules_dwfl(m), core, r, why, sizeof why) < 0) snprintf(err, errlen, "%s: %s", path, why);
     else {
         struct core_memory cm = {fd, &r->notes, modules_dwfl(m)};
-        core_goroutines_read(m, &cm, &r->goroutines);
-        unsigned long long *also = NULL;
+        struct mem_reader mem = core_memory_reader(&cm);
+        unsigned long long *also = NULL, malloc_addr = 0;
         size_t nalso = 0, cap = 0;
+        core_goroutines_read(m, &cm, &r->goroutines);
+        if (o->heap) core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
         if (core_goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
+        if (malloc_addr && GROW(also, cap, nalso, 16) == 0) also[nalso++] = malloc_addr; /* malloc.c: the heap's layout */
         stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
         free(also);
         core_goroutines_name(sy, &r->goroutines, o->source);
+        core_heap_read(modules_dwfl(m), malloc_addr, &mem, &r->notes, &r->heap);
         mark_signal_thread(r);
         list_modules(modules_dwfl(m), r);
         rc = 0;
@@ -210,6 +210,7 @@ void core_report_free(struct core_report *r)
     }
     free(r->modules);
     core_goroutines_free(&r->goroutines);
+    glibc_heap_free(&r->heap.h);
     stack_result_free(&r->stacks);
     core_notes_free(&r->notes);
     memset(r, 0, sizeof *r);

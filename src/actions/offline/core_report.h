@@ -1,13 +1,15 @@
 /* core_report: what a core file says, read away from the process: who it was and why it was dumped (core_notes),
  * every thread's stack (libdw unwinds from the core's registers and memory, the same symbolizer as `diagtop
- * stack` names the frames), and the files it mapped with their build-ids, each said found or missing. The thread
- * that took the fatal signal comes first. */
+ * stack` names the frames), a Go program's goroutines, the native heap (glibc's, walked), and the files it
+ * mapped with their build-ids, each said found or missing. The thread that took the fatal signal comes first. */
 #ifndef DIAGTOP_CORE_REPORT_H
 #define DIAGTOP_CORE_REPORT_H
 #include "actions/stack/stack.h"
 #include "core_notes.h"
+#include "glibc_heap.h"
 
 struct core_options {
+    int heap;            /* walk the native heap */
     const char *exe;     /* the program, when the core's path to it is wrong here; NULL: found by build-id or path */
     const char *sysroot; /* a directory holding the core's machine's files (a container's root); NULL: / */
     int source;          /* file:line and inlined calls */
@@ -46,6 +48,14 @@ struct core_goroutines {
     int n;
 };
 
+/* The native heap: glibc's walked, or why not. */
+struct core_heap {
+    char allocator[32];      /* "glibc", "jemalloc", "tcmalloc", "the program's own", "" when none was found */
+    int walked;              /* h holds the walk */
+    char why_not[200];       /* when not walked */
+    struct glibc_heap h;
+};
+
 struct core_report {
     struct core_notes notes;
     struct stack_result stacks;
@@ -54,6 +64,7 @@ struct core_report {
     int missing;        /* modules with frames whose file was not found */
     int signal_tid;     /* the thread that took notes.signal, 0: none known */
     struct core_goroutines goroutines;
+    struct core_heap heap;
 };
 
 /* Reads the core at path. Returns 0, or -1 with a one-line reason (the notes' checks, or libdw's). */
