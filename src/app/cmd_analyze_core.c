@@ -1,4 +1,5 @@
-/* cmd_analyze_core: parse the options, read the core (core_report_read), print the report as text or JSON. */
+/* cmd_analyze_core: parse the options, read the core (core_report_read), or two and their difference
+ * (core_diff_build), and print the report as text or JSON. */
 #include "cmd_analyze_core.h"
 
 #include <getopt.h>
@@ -14,6 +15,7 @@
 
 const char cmd_analyze_core_usage[] =
     "usage: diagtop analyze CORE [options]\n"
+    "       diagtop analyze OLD.core NEW.core [options]   what changed: heap by size, stacks, threads\n"
     "  An ELF core (diagtop dump, gcore, or the kernel's), read offline: the process, the signal and the thread\n"
     "  that took it (first), a Go program's goroutines, every thread's stack, the native heap (glibc's malloc:\n"
     "  totals, chunks in use by size), the mapped files with their build-ids.\n"
@@ -30,7 +32,7 @@ const char cmd_analyze_core_usage[] =
 
 struct core_cli {
     struct core_options opts;
-    const char *path, *output;
+    const char *path, *older, *output; /* older: the first of two cores */
     int json, group, all_files, all_goroutines;
     unsigned long long heap_rows;
 };
@@ -77,13 +79,56 @@ static int parse(struct core_cli *c, int argc, char **argv)
             return -1;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "diagtop analyze: %s\n%s", optind == argc ? "which core?" : "one core at a time",
+    if (optind == argc || argc - optind > 2) {
+        fprintf(stderr, "diagtop analyze: %s\n%s", optind == argc ? "which core?" : "one core, or two to compare",
                 cmd_analyze_core_usage);
         return -1;
     }
-    c->path = argv[optind];
+    c->path = argv[argc - 1];
+    c->older = argc - optind == 2 ? argv[optind] : NULL;
     return 0;
+}
+
+/* Prints the text lines, or the JSON document, to stdout or the output file. */
+static int print(const struct core_cli *c, char *doc, struct text_lines *tl, int rendered)
+{
+    int status = 1;
+    if (c->json) {
+        status = doc ? output_write("analyze", c->output, doc, 0) : 1;
+    } else if (rendered == 0) {
+        FILE *f = output_open("analyze", c->output);
+        status = f ? output_close("analyze", c->output, f, text_lines_write(tl, f) < 0) : 1;
+    }
+    free(doc);
+    text_lines_free(tl);
+    return status;
+}
+
+static int analyze_two(const struct core_cli *c, const struct core_text_opts *to)
+{
+    char err[1024];
+    struct core_report older, newer;
+    struct core_diff d;
+    if (core_report_read(c->older, &c->opts, &older, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop analyze: %s\n", err);
+        return 1;
+    }
+    int status = 1;
+    if (core_report_read(c->path, &c->opts, &newer, err, sizeof err) < 0) {
+        fprintf(stderr, "diagtop analyze: %s\n", err);
+    } else {
+        if (core_diff_build(&older, &newer, &d) < 0) {
+            fprintf(stderr, "diagtop analyze: out of memory\n");
+        } else {
+            struct text_lines tl = {0};
+            char *doc = c->json ? core_json_diff(&d, c->older, c->path, c->opts.source) : NULL;
+            status = print(c, doc, &tl, c->json ? 0 : core_text_diff(&d, c->older, c->path, to, &tl));
+            core_diff_free(&d);
+        }
+        core_report_free(&newer);
+    }
+    core_report_free(&older);
+    return status;
 }
 
 int cmd_analyze_core(int argc, char **argv)
@@ -91,26 +136,17 @@ int cmd_analyze_core(int argc, char **argv)
     struct core_cli c;
     int rc = parse(&c, argc, argv);
     if (rc) return rc > 0 ? 0 : 2;
+    struct core_text_opts to = {c.path, c.group, c.opts.source, c.all_files, c.all_goroutines, (int)c.heap_rows};
+    if (c.older) return analyze_two(&c, &to);
     char err[1024];
     struct core_report r;
     if (core_report_read(c.path, &c.opts, &r, err, sizeof err) < 0) {
         fprintf(stderr, "diagtop analyze: %s\n", err);
         return 1;
     }
-    int status = 1;
-    if (c.json) {
-        char *doc = core_json(&r, c.path, c.opts.source);
-        status = doc ? output_write("analyze", c.output, doc, 0) : 1;
-        free(doc);
-    } else {
-        struct text_lines tl = {0};
-        struct core_text_opts to = {c.path, c.group, c.opts.source, c.all_files, c.all_goroutines, (int)c.heap_rows};
-        if (core_text_render(&r, &to, &tl) == 0) {
-            FILE *f = output_open("analyze", c.output);
-            status = f ? output_close("analyze", c.output, f, text_lines_write(&tl, f) < 0) : 1;
-        }
-        text_lines_free(&tl);
-    }
+    struct text_lines tl = {0};
+    char *doc = c.json ? core_json(&r, c.path, c.opts.source) : NULL;
+    int status = print(&c, doc, &tl, c.json ? 0 : core_text_render(&r, &to, &tl));
     core_report_free(&r);
     return status;
 }

@@ -148,3 +148,50 @@ char *core_json(const struct core_report *r, const char *path, int source)
     cJSON_Delete(doc);
     return text;
 }
+
+char *core_json_diff(const struct core_diff *d, const char *old_path, const char *new_path, int source)
+{
+    cJSON *doc = cJSON_CreateObject();
+    json_add_string_or_null(doc, "old", old_path);
+    json_add_string_or_null(doc, "new", new_path);
+    cJSON_AddBoolToObject(doc, "same_program", d->same_program);
+    json_add_i64(doc, "old_pid", d->old->stacks.pid);
+    json_add_i64(doc, "new_pid", d->new->stacks.pid);
+    json_add_i64(doc, "old_threads", d->old->stacks.nthreads);
+    json_add_i64(doc, "new_threads", d->new->stacks.nthreads);
+    json_add_i64(doc, "old_goroutines", d->old->goroutines.n);
+    json_add_i64(doc, "new_goroutines", d->new->goroutines.n);
+    if (d->sizes) {
+        cJSON *h = cJSON_AddObjectToObject(doc, "heap");
+        json_add_u64(h, "old_in_use_bytes", d->old->heap.h.in_use_bytes);
+        json_add_u64(h, "new_in_use_bytes", d->new->heap.h.in_use_bytes);
+        json_add_u64(h, "old_in_use_chunks", d->old->heap.h.in_use_chunks);
+        json_add_u64(h, "new_in_use_chunks", d->new->heap.h.in_use_chunks);
+        cJSON *sizes = cJSON_AddArrayToObject(h, "sizes");
+        for (int i = 0; i < d->nsizes; i++) {
+            cJSON *z = cJSON_CreateObject();
+            json_add_u64(z, "chunk_size", d->sizes[i].chunk_size);
+            json_add_u64(z, "old_count", d->sizes[i].old_count);
+            json_add_u64(z, "new_count", d->sizes[i].new_count);
+            json_add_u64(z, "old_bytes", d->sizes[i].old_bytes);
+            json_add_u64(z, "new_bytes", d->sizes[i].new_bytes);
+            cJSON_AddItemToArray(sizes, z);
+        }
+    } else {
+        cJSON_AddNullToObject(doc, "heap");
+    }
+    cJSON *stacks = cJSON_AddArrayToObject(doc, "stacks");
+    for (int i = 0; i < d->nstacks; i++) {
+        const struct core_diff_stack *s = &d->stacks[i];
+        cJSON *sj = cJSON_CreateObject();
+        cJSON_AddStringToObject(sj, "kind", s->goroutine ? "goroutine" : "thread");
+        json_add_string_or_null(sj, "state", s->state);
+        json_add_i64(sj, "old_count", s->old_count);
+        json_add_i64(sj, "new_count", s->new_count);
+        cJSON_AddItemToObject(sj, "frames", stack_json_frames(s->frames, s->nframes, source));
+        cJSON_AddItemToArray(stacks, sj);
+    }
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return text;
+}

@@ -220,3 +220,72 @@ int core_text_render(const struct core_report *r, const struct core_text_opts *o
         return -1;
     return file_lines(r, o, out);
 }
+
+/* ---- two cores ---- */
+
+static int diff_size_lines(const struct core_diff *d, const struct core_text_opts *o, struct text_lines *out)
+{
+    const struct glibc_heap *a = &d->old->heap.h, *b = &d->new->heap.h;
+    char ob[32], nb[32], db[32];
+    text_format_bytes(ob, sizeof ob, (long long)a->in_use_bytes);
+    text_format_bytes(nb, sizeof nb, (long long)b->in_use_bytes);
+    text_format_bytes(db, sizeof db, (long long)b->in_use_bytes - (long long)a->in_use_bytes);
+    if (text_lines_add(out, "%s", "") < 0 ||
+        text_lines_add(out, "Native heap in use: %s -> %s (%s%s), %llu -> %llu chunks (%+lld)", ob, nb,
+                       b->in_use_bytes >= a->in_use_bytes ? "+" : "", db, a->in_use_chunks, b->in_use_chunks,
+                       (long long)b->in_use_chunks - (long long)a->in_use_chunks) < 0 ||
+        text_lines_add(out, "  %10s %10s %10s %12s %12s", "CHUNK", "COUNT", "DCOUNT", "BYTES", "DBYTES") < 0)
+        return -1;
+    int shown_rows = 0, unchanged = 0;
+    for (int i = 0; i < d->nsizes; i++) {
+        const struct core_diff_size *z = &d->sizes[i];
+        if (z->new_count == z->old_count && z->new_bytes == z->old_bytes) { /* the same in both: JSON has it */
+            unchanged++;
+            continue;
+        }
+        if (o->heap_rows && shown_rows == o->heap_rows) continue;
+        char bytes[32], delta[32], signed_delta[40];
+        long long dbytes = (long long)z->new_bytes - (long long)z->old_bytes;
+        text_format_bytes(bytes, sizeof bytes, (long long)z->new_bytes);
+        text_format_bytes(delta, sizeof delta, dbytes);
+        snprintf(signed_delta, sizeof signed_delta, "%s%s", dbytes >= 0 ? "+" : "", delta);
+        if (text_lines_add(out, "  %10llu %10llu %+10lld %12s %12s", z->chunk_size, z->new_count,
+                           (long long)z->new_count - (long long)z->old_count, bytes, signed_delta) < 0)
+            return -1;
+        shown_rows++;
+    }
+    return unchanged ? text_lines_add(out, "  (%d sizes unchanged)", unchanged) : 0;
+}
+
+int core_text_diff(const struct core_diff *d, const char *old_path, const char *new_path,
+                   const struct core_text_opts *o, struct text_lines *out)
+{
+    char op[512], np[512], comm[64];
+    if (text_lines_add(out, "Cores %s -> %s: process %d (%s) -> %d%s", shown(op, sizeof op, old_path),
+                       shown(np, sizeof np, new_path), d->old->stacks.pid, shown(comm, sizeof comm, d->old->notes.fname),
+                       d->new->stacks.pid, d->same_program ? "" : " (not the same program: compare with care)") < 0 ||
+        text_lines_add(out, "  Threads: %d -> %d (%+d)", d->old->stacks.nthreads, d->new->stacks.nthreads,
+                       d->new->stacks.nthreads - d->old->stacks.nthreads) < 0 ||
+        ((d->old->goroutines.n || d->new->goroutines.n) &&
+         text_lines_add(out, "  Goroutines: %d -> %d (%+d)", d->old->goroutines.n, d->new->goroutines.n,
+                        d->new->goroutines.n - d->old->goroutines.n) < 0))
+        return -1;
+    if (d->sizes && diff_size_lines(d, o, out) < 0) return -1;
+    if (!d->sizes && text_lines_add(out, "  (the heaps: %s)",
+                                    !d->old->heap.walked ? d->old->heap.why_not : d->new->heap.why_not) < 0)
+        return -1;
+    if (text_lines_add(out, "%s", "") < 0 ||
+        text_lines_add(out, "Stacks whose count changed: %d%s", d->nstacks, d->nstacks ? ", most changed first" : "") < 0)
+        return -1;
+    for (int i = 0; i < d->nstacks; i++) {
+        const struct core_diff_stack *s = &d->stacks[i];
+        char state[64] = "";
+        if (s->state) snprintf(state, sizeof state, " [%s]", s->state);
+        if (text_lines_add(out, "%s", "") < 0 ||
+            text_lines_add(out, "%+d %s%s: %d -> %d", s->new_count - s->old_count, s->goroutine ? "goroutines" : "threads",
+                           state, s->old_count, s->new_count) < 0 ||
+            stack_text_frames(s->frames, s->nframes, "", o->source, out) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -4,6 +4,7 @@
  * few; then the files it mapped with their build-ids, the missing ones named. */
 #ifndef DIAGTOP_CORE_TEXT_H
 #define DIAGTOP_CORE_TEXT_H
+#include "actions/offline/core_diff.h"
 #include "actions/offline/core_report.h"
 #include "text_lines.h"
 
@@ -16,4 +17,8 @@ struct core_text_opts {
 };
 
 int core_text_render(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out);
+/* Two cores: threads and goroutines, the heap in use and by size (largest growth first), the stacks whose count
+ * changed. */
+int core_text_diff(const struct core_diff *d, const char *old_path, const char *new_path,
+                   const struct core_text_opts *o, struct text_lines *out);
 #endif

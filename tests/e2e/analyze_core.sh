@@ -188,6 +188,48 @@ cp "$TARGETS/ticker" "$TMP/app/prog" # another program at the core's path: its s
 check "a different program at the core's path: not used (build-id differs), said missing" json_eval "$TMP/rebuilt.json" \
     "last['missing_files'] == 1 and not any(f['function'] and f['module'] == 'prog' for t in last['threads'] for f in t['frames'])"
 
+# ---- the native heap, and two cores compared ----
+start_target heapshape "$TARGETS/heapshape"; HS=$TARGET_PID
+wait_ready heapshape || fail "heapshape did not start"
+"$DIAGTOP" dump "$HS" -o "$TMP/heap.core" >/dev/null 2>&1
+timeout 60 gcore -o "$TMP/heap-gcore" "$HS" >/dev/null 2>&1
+stop_pid "$HS"
+for kind in diagtop gcore; do
+    core=$TMP/heap.core
+    [ $kind = gcore ] && core=$TMP/heap-gcore.$HS
+    "$DIAGTOP" analyze "$core" --json >"$TMP/heap-$kind.json" 2>"$TMP/heap-$kind.err"
+    check "heap of $kind's core: to the block, the chunks in use of each size the target holds, freed ones left out" \
+        json_eval "$TMP/heap-$kind.json" "(lambda h, c: h['walked'] and h['allocator'] == 'glibc' and c.get(1008) == 995 and c.get(96) == 30 and c.get(1808) == 296)(last['heap'], {k['chunk_size']: k['count'] for k in last['heap']['classes']})"
+    check "heap of $kind's core: three arenas, the 3 mmapped blocks (as malloc counts them), 25 in the tcache and a fastbin" \
+        json_eval "$TMP/heap-$kind.json" "last['heap']['arenas'] == 3 and last['heap']['mmapped_chunks'] == 3 and last['heap']['mmapped_expected'] == 3 and last['heap']['cached_chunks'] == 25 and last['heap']['warning'] is None"
+done
+check "heap: samples of the biggest sizes with their first bytes (the blocks' own text)" json_eval "$TMP/heap-diagtop.json" \
+    "any(bytes.fromhex(s['head_hex']).startswith(b'heapshape block ') for k in last['heap']['classes'] if k['chunk_size'] == 1008 for s in k['samples'])"
+"$DIAGTOP" analyze "$TMP/heap.core" >"$TMP/heap.txt" 2>&1
+check "heap text: totals, then sizes by bytes, with a block's text" bash -c "
+    grep -Eq '^Native heap \(glibc malloc, 3 arenas\): .* in use in [0-9]+ chunks; .* free in [0-9]+ chunks \(25 in the tcache and fastbins\)' '$TMP/heap.txt' &&
+    grep -Eq '^ +1008 +995 +979.5 KiB  0x[0-9a-f]+: \"heapshape block [0-9]+\"' '$TMP/heap.txt' &&
+    grep -q '^  mmapped: 3 chunks, ' '$TMP/heap.txt'"
+check "--no-heap: no heap walked" bash -c "'$DIAGTOP' analyze '$TMP/heap.core' --no-heap --json | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)[\"heap\"] is not None)'"
+check "a Go program: its heap is said to be the Go runtime's" json_eval "$TMP/goparked-diagtop.json" \
+    "not last['heap']['walked'] and 'Go runtime' in last['heap']['error']"
+start_target leaker "$TARGETS/heapshape" leak; HL=$TARGET_PID
+wait_ready leaker || fail "heapshape leak did not start"
+"$DIAGTOP" dump "$HL" -o "$TMP/leak1.core" >/dev/null 2>&1
+sleep 2
+"$DIAGTOP" dump "$HL" -o "$TMP/leak2.core" >/dev/null 2>&1
+stop_pid "$HL"
+"$DIAGTOP" analyze "$TMP/leak1.core" "$TMP/leak2.core" --json >"$TMP/diff.json" 2>"$TMP/diff.err"
+check "two cores 2 s apart of a leaking program: the leaking size (720) on top of the diff, grown by hundreds" \
+    json_eval "$TMP/diff.json" "last['same_program'] and last['heap']['sizes'][0]['chunk_size'] == 720 and last['heap']['sizes'][0]['new_count'] - last['heap']['sizes'][0]['old_count'] > 100 and all(s['new_count'] == s['old_count'] for s in last['heap']['sizes'][1:] if s['chunk_size'] in (1008, 1808, 96))"
+"$DIAGTOP" analyze "$TMP/leak1.core" "$TMP/leak2.core" >"$TMP/diff.txt" 2>&1
+check "diff text: the leak's size first, with its growth" bash -c "
+    grep -q '^Cores .*leak1.core -> .*leak2.core: process $HL (heapshape) -> $HL$' '$TMP/diff.txt' &&
+    grep -A2 '^       CHUNK' '$TMP/diff.txt' | sed -n 2p | grep -Eq '^ +720 +[0-9]+ +\+[0-9]{3,} '"
+"$DIAGTOP" analyze "$TMP/snap.core" "$TMP/heap.core" --json >"$TMP/diff2.json" 2>&1
+check "diff of two programs: said not the same; the stacks that differ listed" json_eval "$TMP/diff2.json" \
+    "not last['same_program'] and any(s['kind'] == 'thread' and s['old_count'] == 6 and s['new_count'] == 0 for s in last['stacks'])"
+
 # ---- bad input ----
 size=$(stat -c %s "$TMP/stop.core")
 head -c $((size / 2)) "$TMP/stop.core" >"$TMP/half.core"

@@ -275,7 +275,7 @@ static int read_segments(int fd, const Elf64_Ehdr *h, struct core_notes *out, ch
         free(buf);
     }
     free(ph);
-    if (rc == 0) qsort(out->loads, (size_t)out->nloads, sizeof *out->loads, by_vaddr);
+    if (rc == 0 && out->nloads) qsort(out->loads, (size_t)out->nloads, sizeof *out->loads, by_vaddr);
     if (rc == 0 && (!notes || out->nthreads == 0)) {
         snprintf(err, errlen, "%s", notes ? "no thread (NT_PRSTATUS) in the notes" : "no notes (PT_NOTE) in the core");
         rc = -1;

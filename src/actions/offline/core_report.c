@@ -139,7 +139,7 @@ static void list_modules(Dwfl *dwfl, struct core_report *r)
 {
     struct module_walk w = {r, 0};
     dwfl_getmodules(dwfl, on_module, &w, 0);
-    qsort(r->modules, (size_t)r->nmodules, sizeof *r->modules, by_start);
+    if (r->nmodules) qsort(r->modules, (size_t)r->nmodules, sizeof *r->modules, by_start);
     count_frames(r);
 }
 
@@ -182,7 +182,10 @@ int core_report_read(const char *path, const struct core_options *o, struct core
         unsigned long long *also = NULL, malloc_addr = 0;
         size_t nalso = 0, cap = 0;
         core_goroutines_read(m, &cm, &r->goroutines);
-        if (o->heap) core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
+        if (o->heap && r->goroutines.go)
+            snprintf(r->heap.why_not, sizeof r->heap.why_not, "a Go program: its heap is the Go runtime's, not malloc's");
+        else if (o->heap)
+            core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
         if (core_goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
         if (malloc_addr && GROW(also, cap, nalso, 16) == 0) also[nalso++] = malloc_addr; /* malloc.c: the heap's layout */
         stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);

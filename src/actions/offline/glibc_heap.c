@@ -71,11 +71,12 @@ static int by_value(const void *x, const void *y)
 
 static int set_has(struct addr_set *s, unsigned long long v)
 {
+    if (!s->n) return 0;
     if (!s->sorted) {
         qsort(s->a, s->n, sizeof *s->a, by_value);
         s->sorted = 1;
     }
-    return s->n && bsearch(&v, s->a, s->n, sizeof v, by_value) != NULL;
+    return bsearch(&v, s->a, s->n, sizeof v, by_value) != NULL;
 }
 
 /* Safe-linking (glibc 2.32): a free list's link is stored xored with its own address >> 12. */
@@ -345,7 +346,7 @@ int glibc_heap_walk(const struct glibc_layout *l, const struct mem_reader *mem, 
         out->mmapped_expected = mem_read(mem, l->mp + l->mp_n_mmaps, &n_mmaps, sizeof n_mmaps) == 0 ? n_mmaps : -1;
         rc = tally(&wk);
         if (rc < 0) snprintf(err, errlen, "out of memory");
-        else qsort(out->classes, (size_t)out->nclasses, sizeof *out->classes, by_bytes);
+        else if (out->nclasses) qsort(out->classes, (size_t)out->nclasses, sizeof *out->classes, by_bytes);
     }
     /* what the walk took as in use but the free lists hold: counted free */
     out->free_chunks += out->cached_chunks;
