@@ -4,7 +4,8 @@
  * so that no bigger request consolidates them). A thread ("arena-a") holds 296 of 1800 bytes (chunks of 1808; 4
  * freed, too big for the tcache: one free chunk) in an arena of its own, another ("mmapper") 3 blocks of 300000
  * bytes, each mmapped. Prints "ready" when all is in place, then every thread waits. With "leak": one more thread
- * ("leaker") then allocates 700 bytes (chunks of 720) every 5 ms and never frees them. */
+ * ("leaker") then allocates 700 bytes (chunks of 720) every 5 ms and never frees them. With "fill MIB": also MIB
+ * mebibytes in blocks of 16 to 2048 bytes (a heap for bench/analyze to walk). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,13 @@ int main(int argc, char **argv)
     pthread_create(&t, NULL, arena_a, NULL);
     pthread_create(&t, NULL, mmapper, NULL);
     if (argc > 1 && strcmp(argv[1], "leak") == 0) pthread_create(&t, NULL, leaker, NULL);
+    if (argc > 2 && strcmp(argv[1], "fill") == 0) {
+        unsigned long long want = strtoull(argv[2], NULL, 10) << 20, have = 0;
+        for (unsigned seed = 1; have < want; have += 16 + seed % 2033) {
+            seed = seed * 1103515245u + 12345u;
+            memcpy(malloc(16 + seed % 2033), "fill", 5);
+        }
+    }
     pthread_barrier_wait(&placed);
     for (int i = 0; i < 5; i++) free(keep[i]);
     for (int i = 0; i < 20; i++) free(keep[1000 + i]);
