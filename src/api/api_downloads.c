@@ -5,7 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "actions/offline/core_report.h"
 #include "api_range.h"
+#include "render/core_json.h"
 
 /* GET /api/dumps/{id}: while the dump is written, 202 with its progress (and Retry-After); once done the core,
  * whole or the one range asked for (206; 416 beyond its end), sent from the descriptor; failed or cancelled: 410
@@ -55,6 +57,39 @@ void api_downloads_file(struct api_state *s, const struct api_request *rq, struc
     out->fd = fd;
     out->offset = start;
     out->length = len;
+}
+
+/* POST /api/dumps/{id}/analyze[?heap=0&source=0]: the finished core read offline, as `diagtop analyze CORE
+ * --json` gives it (404: no such dump; 409 with its status while it is written or when it failed; 422: a file
+ * that is not a core diagtop reads). */
+void api_downloads_analyze(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    int heap = 1, source = 1, fd = -1;
+    if ((rq->arg(rq->cookie, "heap") && api_arg_bool(rq, out, "heap", &heap) < 0) ||
+        (rq->arg(rq->cookie, "source") && api_arg_bool(rq, out, "source", &source) < 0))
+        return;
+    unsigned long long size;
+    char name[256], err[1024];
+    enum api_dump_state state;
+    int st = api_dumps_open(&s->dumps, rq->route->rid, &fd, &size, name, sizeof name, &state);
+    if (st) {
+        char *status = st == 404 ? NULL : api_dumps_status(&s->dumps, rq->route->rid, &state);
+        if (status) api_reply_json(out, 409, status);
+        else api_reply_error(out, 404, "no such dump");
+        return;
+    }
+    struct core_options o = {.heap = heap, .source = source};
+    struct core_report r;
+    int rc = core_report_read_fd(fd, name, &o, &r, err, sizeof err);
+    close(fd);
+    if (rc < 0) {
+        api_reply_error(out, 422, "%s", err);
+        return;
+    }
+    char *doc = core_json(&r, name, o.source);
+    core_report_free(&r);
+    if (doc) api_reply_json(out, 200, doc);
+    else api_reply_error(out, 500, "out of memory");
 }
 
 /* GET /api/dumps: every dump's status. */

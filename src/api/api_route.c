@@ -38,6 +38,7 @@ static const struct api_route_def routes[] = {
     {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_file},
     {API_DELETE, API_SCOPE_ADMIN, "/api/dumps/{id}", "", api_downloads_delete},
     {API_GET, API_SCOPE_ADMIN, "/api/dumps/{id}/status", "", api_downloads_status},
+    {API_POST, API_SCOPE_ADMIN, "/api/dumps/{id}/analyze", "heap,source", api_downloads_analyze},
     {API_POST, API_SCOPE_ADMIN, "/api/triggers",
      "pid,name,cgroup,cpu,cpu_below,rss,rss_growth,threads,fds,then,count,every,interval,max_disk",
      api_trigger_routes_arm},

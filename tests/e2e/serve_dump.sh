@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # diagtop serve's dumps: POST .../dump answers 202 with Location, the status reports progress then done, the
 # download is the very file the server wrote (0600) and has the CLI dump's segments, gdb loads it with every
-# thread and the known string, a Range request resumes it, a busy process gets 409, a dump that cannot be
-# written fails with its reason, DELETE removes it.
+# thread and the known string, POST .../analyze reads it as `diagtop analyze` does, a Range request resumes it, a
+# busy process gets 409, a dump that cannot be written fails with its reason, DELETE removes it.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/tools/serve_lib.sh"
 
@@ -35,6 +35,21 @@ def loads(p):
 assert loads('$TMP/core.http') == loads('$TMP/core.cli')"
 gdb -nx -batch "$TARGETS/dumpme" "$TMP/core.http" -ex 'info threads' -ex "x/s $ADDR" >"$TMP/gdb.txt" 2>&1
 check "gdb: four threads and the known string" bash -c "[ \$(grep -cE '^[* ] +[0-9]+ +Thread ' '$TMP/gdb.txt') -eq 4 ] && grep -q 'DIAGTOP-KNOWN-STRING-4242' '$TMP/gdb.txt'"
+c=$(code POST "$LOC/analyze" "${H[@]}"); cp "$TMP/body" "$TMP/analyze.json"
+check "POST .../analyze: 200, the core read offline: its four threads, the pid, the heap walked" bash -c "
+    [ $c = 200 ] && python3 -c '
+import json, sys; d = json.load(open(sys.argv[1]))
+assert d[\"process\"][\"pid\"] == $P and len(d[\"threads\"]) == 4 and d[\"heap\"][\"walked\"], d.get(\"heap\")
+assert all(t[\"frames\"] for t in d[\"threads\"])' '$TMP/analyze.json'"
+check "... the same stacks and heap as diagtop analyze --json gives of the downloaded core" bash -c "
+    '$DIAGTOP' analyze '$TMP/core.http' --json >'$TMP/cli-analyze.json' && python3 -c '
+import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda d: ([(t[\"tid\"], [(f[\"pc\"], f[\"function\"]) for f in t[\"frames\"]]) for t in d[\"threads\"]], d[\"heap\"][\"classes\"])
+assert key(a) == key(b)' '$TMP/analyze.json' '$TMP/cli-analyze.json'"
+c=$(code POST "$LOC/analyze?heap=0" "${H[@]}")
+check "POST .../analyze?heap=0: no heap walked" bash -c "[ $c = 200 ] && grep -q '\"heap\":null' '$TMP/body'"
+check "POST .../analyze of an unknown dump: 404" test "$(code POST /api/dumps/0123456789abcdef0123456789abcdef/analyze "${H[@]}")" = 404
+check "POST .../analyze needs admin: 403 with a read token" test "$(code POST "$LOC/analyze" -H "$AUTH_READ")" = 403
 head -c 100000 "$TMP/core.http" >"$TMP/core.part"
 curl -s "${H[@]}" -C - -o "$TMP/core.part" "$URL$LOC"
 check "a Range request resumes a cut download" cmp "$TMP/core.part" "$SERVER_FILE"

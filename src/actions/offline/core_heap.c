@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actions/lang/dwarf_layout.h"
+#include "actions/stack/modules.h"
 
 /* ---- which allocator ---- */
 
@@ -115,13 +116,14 @@ static int layout_read(Dwarf_Die *cu, unsigned long long bias, struct glibc_layo
 }
 
 
-void core_heap_read(Dwfl *dwfl, unsigned long long malloc_addr, const struct mem_reader *mem,
+void core_heap_read(struct modules *m, unsigned long long malloc_addr, const struct mem_reader *mem,
                     const struct core_notes *notes, struct core_heap *out)
 {
     if (!malloc_addr) return;
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, malloc_addr);
+    Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(m), malloc_addr);
     Dwarf_Addr bias;
-    Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, malloc_addr, &bias) : NULL;
+    /* through cu_index: libdw's aranges refuse a debug file inflated only as far as the lookups need */
+    Dwarf_Die *cu = mod ? modules_addrdie(m, mod, malloc_addr, &bias) : NULL;
     struct glibc_layout l;
     char why[200];
     if (!cu) {

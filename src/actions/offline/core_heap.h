@@ -11,7 +11,8 @@
 /* Finds the allocator; for glibc's, *malloc_addr gets malloc's address in libc (0 otherwise), which the caller
  * adds to the addresses the modules expect. */
 void core_heap_find(Dwfl *dwfl, struct core_heap *out, unsigned long long *malloc_addr);
-/* Walks glibc's heap found by core_heap_find. */
-void core_heap_read(Dwfl *dwfl, unsigned long long malloc_addr, const struct mem_reader *mem,
+struct modules;
+/* Walks glibc's heap found by core_heap_find, in the core's modules m. */
+void core_heap_read(struct modules *m, unsigned long long malloc_addr, const struct mem_reader *mem,
                     const struct core_notes *notes, struct core_heap *out);
 #endif

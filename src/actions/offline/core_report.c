@@ -161,10 +161,18 @@ int core_report_read(const char *path, const struct core_options *o, struct core
         snprintf(err, errlen, "%s: %m", path);
         return -1;
     }
+    int rc = core_report_read_fd(fd, path, o, r, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int core_report_read_fd(int fd, const char *path, const struct core_options *o, struct core_report *r, char *err,
+                        size_t errlen)
+{
+    memset(r, 0, sizeof *r);
     char why[256];
     if (core_notes_read(fd, &r->notes, why, sizeof why) < 0) {
         snprintf(err, errlen, "%s: %s", path, why);
-        close(fd);
         return -1;
     }
     fill_identity(r);
@@ -191,7 +199,7 @@ int core_report_read(const char *path, const struct core_options *o, struct core
         stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
         free(also);
         core_goroutines_name(sy, &r->goroutines, o->source);
-        core_heap_read(modules_dwfl(m), malloc_addr, &mem, &r->notes, &r->heap);
+        core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
         mark_signal_thread(r);
         list_modules(modules_dwfl(m), r);
         rc = 0;
@@ -199,7 +207,6 @@ int core_report_read(const char *path, const struct core_options *o, struct core
     symbolizer_free(sy);
     modules_free(m);
     elf_end(core);
-    close(fd);
     if (rc < 0) core_report_free(r);
     return rc;
 }

@@ -70,5 +70,8 @@ struct core_report {
 /* Reads the core at path. Returns 0, or -1 with a one-line reason (the notes' checks, or libdw's). */
 int core_report_read(const char *path, const struct core_options *o, struct core_report *r, char *err,
                      size_t errlen);
+/* The same for a core open on fd (left open), named path in messages. */
+int core_report_read_fd(int fd, const char *path, const struct core_options *o, struct core_report *r, char *err,
+                        size_t errlen);
 void core_report_free(struct core_report *r);
 #endif
