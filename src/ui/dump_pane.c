@@ -6,9 +6,11 @@
 #include <sys/statvfs.h>
 
 #include "actions/dump/dump.h"
+#include "actions/offline/core_report.h"
 #include "actions/offline/heap_analysis.h"
 #include "util/dump_path.h"
 #include "actions/runtimes/provider.h"
+#include "render/core_text.h"
 #include "render/hprof_text.h"
 #include "render/rt_text.h"
 #include "collect/proctable.h"
@@ -20,7 +22,8 @@
 #include "tui_state.h"
 
 /* A core file, or for a JVM its heap dump (the JVM writes it, the provider copies it into the dump directory),
- * which a then reads here: summary, suspects with their paths, the histogram with retained sizes. */
+ * which a then reads here: a core as diagtop analyze reads it (the signal, every stack, goroutines, the native
+ * heap by size), a heap dump's summary, suspects with their paths, the histogram with retained sizes. */
 struct dump_pane {
     int pid;
     char path[4096], dir[4096];
@@ -41,6 +44,8 @@ struct dump_pane {
     const char *volatile phase;
     struct heap_analysis *analysis; /* kept while its report is shown: the report names its classes */
     struct heap_report report;
+    int core_read;                  /* a: the core's report, in core */
+    struct core_report core;
     struct job *job;
 };
 
@@ -48,6 +53,8 @@ struct dump_pane {
  * while shown). */
 static void analysis_drop(struct dump_pane *dp)
 {
+    if (dp->core_read) core_report_free(&dp->core);
+    dp->core_read = 0;
     if (dp->analyzed) heap_report_free(&dp->report);
     heap_analysis_close(dp->analysis);
     dp->analysis = NULL;
@@ -81,6 +88,21 @@ static void run_analysis(struct job *j)
     }
 }
 
+/* The core just written, read as diagtop analyze reads it. */
+static void run_core_analysis(struct job *j)
+{
+    struct dump_pane *dp = j->arg;
+    struct core_options o = {.heap = 1, .source = 1};
+    dp->rc = core_report_read(dp->result.path, &o, &dp->core, dp->err, sizeof dp->err);
+    dp->core_read = dp->rc == 0;
+}
+
+/* The file a analyzes: the heap dump, else the core. */
+static const char *analyzed_path(const struct dump_pane *dp)
+{
+    return dp->heap_chosen ? dp->heap_file.path : dp->result.path;
+}
+
 static void on_progress(void *arg, unsigned long long done, unsigned long long total)
 {
     struct dump_pane *dp = arg;
@@ -103,6 +125,10 @@ static void run(struct job *j)
 static void progress(const struct pane *p, char *buf, size_t n)
 {
     const struct dump_pane *dp = p->state;
+    if (dp->analyzing && !dp->heap_chosen) {
+        snprintf(buf, n, "Reading the core %s...", dp->result.path);
+        return;
+    }
     if (dp->analyzing) {
         const char *phase = dp->phase;
         snprintf(buf, n, "Analyzing %s: %s %.0f%%  (Esc stops)", dp->heap_file.path, phase ? phase : "opening",
@@ -130,8 +156,14 @@ static void render(struct pane *p)
     struct dump_pane *dp = p->state;
     struct text_lines tl = {0};
     if (dp->rc < 0 && dp->analyzing) {
-        text_lines_add(&tl, "The heap dump %s was not analyzed: %s", dp->heap_file.path, dp->err);
-        text_lines_add(&tl, "(a analyzes it again; diagtop analyze %s does it offline)", dp->heap_file.path);
+        text_lines_add(&tl, "%s was not analyzed: %s", analyzed_path(dp), dp->err);
+        text_lines_add(&tl, "(a analyzes it again; diagtop analyze %s does it offline)", analyzed_path(dp));
+    } else if (dp->core_read) {
+        struct core_text_opts o = {.path = dp->result.path, .group = 1, .source = 1, .heap_rows = 20};
+        core_text_render(&dp->core, &o, &tl);
+        text_lines_add(&tl, "%s", "");
+        text_lines_add(&tl, "More offline: diagtop analyze %s --json | --all-files | OLDER.core %s", dp->result.path,
+                       dp->result.path);
     } else if (dp->rc < 0) {
         text_lines_add(&tl, "No dump: %s", dp->err);
         text_lines_add(&tl, "(no file was left behind; the process runs on)");
@@ -175,6 +207,8 @@ static void render(struct pane *p)
         }
         if (r->zombie[0]) text_lines_add(&tl, "Warning        %s", r->zombie);
         text_lines_add(&tl, "%s", "");
+        text_lines_add(&tl, "a: read it here (the stacks, goroutines, the native heap by size), as diagtop analyze %s",
+                       r->path);
         text_lines_add(&tl, "Open it with:  gdb /proc/%d/exe %s   (or: eu-stack --core %s)", dp->pid, r->path, r->path);
     }
     pane_set_lines(p, &tl);
@@ -313,13 +347,14 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
     return PANE_PENDING;
 }
 
-/* a, once a heap dump is written: reads it in the pane's job. */
+/* a, once a heap dump or a core is written: reads it in the pane's job. */
 static unsigned key(struct tui *t, struct pane *p, int k)
 {
     struct dump_pane *dp = p->state;
     if (k != 'a') return PANE_KEY_UNHANDLED;
-    if (!dp->heap_chosen || !dp->heap_file.path || (dp->rc < 0 && !dp->analyzing) || p->job.running) {
-        tui_set_status(t, 1, "a analyzes a heap dump once written (D, then h, on a JVM)");
+    const char *path = analyzed_path(dp);
+    if (!path || !path[0] || (dp->rc < 0 && !dp->analyzing) || p->job.running) {
+        tui_set_status(t, 1, "a analyzes a core or a heap dump once written (D)");
         return EFFECT_NONE;
     }
     analysis_drop(dp);
@@ -327,7 +362,7 @@ static unsigned key(struct tui *t, struct pane *p, int k)
     dp->phase = NULL;
     dp->done = dp->total = 0;
     pane_set_busy(p, "Analyzing...", clock_monotonic_seconds());
-    start_work(p, run_analysis);
+    start_work(p, dp->heap_chosen ? run_analysis : run_core_analysis);
     return EFFECT_NONE;
 }
 
@@ -336,8 +371,8 @@ static void ready(struct tui *t, struct pane *p)
     struct dump_pane *dp = p->state;
     if (t->panes.front == p) render(p);
     if (dp->analyzing)
-        tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "analysis failed: %s" : "heap dump analyzed: %s",
-                       dp->rc < 0 ? dp->err : dp->heap_file.path);
+        tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "analysis failed: %s" : "%s analyzed: %s",
+                       dp->rc < 0 ? dp->err : dp->heap_chosen ? "heap dump" : "core", analyzed_path(dp));
     else
         tui_set_status(t, dp->rc < 0, dp->rc < 0 ? "dump failed: %s" : dp->heap_chosen ? "heap dump written to %s" :
                        "core written to %s", dp->rc < 0 ? dp->err : dp->heap_chosen ? dp->heap_file.path : dp->result.path);
@@ -371,7 +406,7 @@ const struct pane_class holders_pane_class = {
 
 const struct pane_class dump_pane_class = {
     .name = "dump",
-    .keys_help = "a analyze heap dump|a analyze",
+    .keys_help = "a analyze the dump|a analyze",
     .state_size = sizeof(struct dump_pane),
     .open = open_pane,
     .key = key,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# D in a real terminal: a confirmation with the path and size, a progress line, the result; Esc during a big dump
-# cancels it (no file, the target runs); n at the confirmation writes nothing.
+# D in a real terminal: a confirmation with the path and size, a progress line, the result, a reads the core in the
+# pane; Esc during a big dump cancels it (no file, the target runs); n at the confirmation writes nothing.
 . "$(dirname "$0")/../lib.sh"
 
 start_target dumpme "$TARGETS/dumpme" 16 0 0; P=$TARGET_PID
@@ -27,6 +27,14 @@ CORE=$(ls "$TMP"/dumps/core.dumpme."$P".* | head -1)
 check "the core loads in gdb with 4 threads" bash -c "gdb -nx -batch '$TARGETS/dumpme' '$CORE' -ex 'info threads' 2>&1 |
     grep -cE '^[* ] +[0-9]+ +Thread ' | grep -qx 4"
 check "the target runs" test "$(awk '{print $3}' /proc/$P/stat)" = S
+check "the pane offers to read the core here" tui_wait 'a: read it here \(the stacks, goroutines, the native heap by size\)'
+tui_keys a
+check "a reads the core in the pane, as diagtop analyze: the process, its main thread's stack, the heap" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
+    tui_wait 'Core .*core\.dumpme\.$P\..*: process $P \(dumpme\), 4 threads' 20 && tui_wait 'Signal: none \(a dump of a live process\)' &&
+    tui_wait '^Thread $P \(main\)' && tui_wait 'core analyzed: '"
+tui_keys End
+check "... scrolled to its end: the native heap and the mapped files" bash -c "$(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
+    tui_wait 'More offline: diagtop analyze .*core\.dumpme' && tui_wait 'Mapped files: '"
 tui_keys Escape
 
 # Esc during the dump of 1.5 GiB.
