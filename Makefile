@@ -207,6 +207,15 @@ build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c sr
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -o $@ $< src/actions/offline/core_notes.c src/util/grow.c
 
+# The heap walker and the goroutine reader under libFuzzer (tests/e2e/fuzz_heap.sh runs it).
+FUZZ_HEAP_SRC := src/actions/offline/glibc_heap.c src/actions/lang/go_runtime.c src/actions/lang/dwarf_layout.c \
+    src/util/grow.c
+build/fuzz/fuzz_heap: tests/fuzz/fuzz_heap.c $(FUZZ_HEAP_SRC) $(wildcard src/actions/offline/*.h src/actions/lang/*.h) | $(TEST_DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZ,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o $@ $< $(FUZZ_HEAP_SRC) -ldw -lelf
+
 asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
@@ -218,7 +227,7 @@ run: all
 
 test: $(TEST_DEPS_STAMP)
 	@$(MAKE) --no-print-directory build/diagtop build/asan/diagtop $(AGENT_LIB) unit targets build/fuzz/fuzz_hprof \
-	    build/fuzz/fuzz_core
+	    build/fuzz/fuzz_core build/fuzz/fuzz_heap
 	@tests/run $(T)
 
 bench: $(TEST_DEPS_STAMP)

@@ -72,7 +72,20 @@ static const char *read_g(Dwarf_Die *g, struct go_layout *l)
     if (dwarf_layout_member(g, "m", 8, &l->m, &mptr) < 0 || dwarf_tag(&mptr) != DW_TAG_pointer_type || dwarf_layout_type(&mptr, &m) < 0 ||
         dwarf_layout_member(&m, "procid", 8, &l->m_procid, NULL) < 0)
         return "runtime.m.procid";
-    return NULL;
+    return go_layout_check(l) < 0 ? "a field beyond runtime.g's size" : NULL;
+}
+
+int go_layout_check(const struct go_layout *l)
+{
+    const struct {
+        size_t off, width;
+    } fields[] = {{l->goid, 8},       {l->status, 4},     {l->wait_reason, 1}, {l->wait_since, 8},
+                  {l->gopc, 8},       {l->startpc, 8},    {l->m, 8},           {l->sched_sp, 8},
+                  {l->sched_pc, 8},   {l->sched_bp, 8},   {l->syscall_sp, 8},  {l->syscall_pc, 8}};
+    if (l->g_size == 0 || l->g_size > MAX_G_SIZE) return -1;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].off > l->g_size || fields[i].width > l->g_size - fields[i].off) return -1;
+    return 0;
 }
 
 int go_layout_read(Dwarf *dw, unsigned long long bias, struct go_layout *out, char *err, size_t errlen)
@@ -166,6 +179,10 @@ int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, 
 {
     *out = NULL;
     *n = 0;
+    if (go_layout_check(l) < 0) {
+        snprintf(err, errlen, "an unknown runtime layout (a field beyond runtime.g's size)");
+        return -1;
+    }
     unsigned long long len, slice[3]; /* allglen first: the slice's entries below it are published */
     if (mem_read(mem, l->allglen, &len, sizeof len) < 0 || mem_read(mem, l->allgs, slice, sizeof slice) < 0) {
         snprintf(err, errlen, "cannot read runtime.allgs");

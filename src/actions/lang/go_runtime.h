@@ -26,6 +26,9 @@ struct go_layout {
  * DWARF, a field missing or of another size). */
 int go_layout_read(Dwarf *dw, unsigned long long bias, struct go_layout *out, char *err, size_t errlen);
 
+/* Whether every field lies within runtime.g (what DWARF says is checked, not believed). 0, or -1. */
+int go_layout_check(const struct go_layout *l);
+
 enum go_status { /* runtime/runtime2.go's _G constants, the _Gscan bit removed */
     GO_IDLE = 0, GO_RUNNABLE = 1, GO_RUNNING = 2, GO_SYSCALL = 3, GO_WAITING = 4, GO_DEAD = 6, GO_COPYSTACK = 8,
     GO_PREEMPTED = 9,

@@ -19,6 +19,7 @@
 #define TCACHE_BINS 64
 #define TCACHE_CHUNK 0x290        /* tcache_perthread_struct (640 bytes) as a chunk */
 #define WINDOW (1u << 20)
+#define READ_BUDGET (1LL << 27)   /* reads in one walk: a corrupt heap's loops end, a real one needs ~1 per chunk */
 
 /* ---- memory, through a window ---- */
 
@@ -27,10 +28,12 @@ struct window {
     unsigned long long base;
     size_t len;
     unsigned char *buf;
+    long long budget; /* reads left: every loop of the walk reads, so a cycle in hostile links ends */
 };
 
 static int win_read(struct window *w, unsigned long long addr, void *out, size_t n)
 {
+    if (--w->budget < 0) return -1;
     if (addr < w->base || addr + n > w->base + w->len) {
         w->len = 0;
         unsigned long long base = addr & ~4095ULL;
@@ -337,7 +340,7 @@ int glibc_heap_walk(const struct glibc_layout *l, const struct mem_reader *mem, 
             return -1;
         }
     }
-    struct walk wk = {.w = {.mem = mem, .buf = malloc(WINDOW)}, .out = out};
+    struct walk wk = {.w = {.mem = mem, .buf = malloc(WINDOW), .budget = READ_BUDGET}, .out = out};
     int n_mmaps = 0, rc = -1;
     if (!wk.w.buf) snprintf(err, errlen, "out of memory");
     else if (walk_arenas(&wk, l, err, errlen) == 0) {
@@ -350,6 +353,9 @@ int glibc_heap_walk(const struct glibc_layout *l, const struct mem_reader *mem, 
     }
     /* what the walk took as in use but the free lists hold: counted free */
     out->free_chunks += out->cached_chunks;
+    if (wk.w.budget < 0)
+        snprintf(out->warning, sizeof out->warning,
+                 "the walk stopped after %lld reads: a heap this corrupt (or this large) is not read whole", READ_BUDGET);
     free(wk.w.buf);
     free(wk.free_set.a);
     free(wk.in_use.a);
