@@ -45,14 +45,14 @@ static cJSON *process_json(const struct core_report *r)
     return j;
 }
 
-static cJSON *goroutines_json(const struct core_goroutines *gs, int source)
+static cJSON *goroutines_json(const struct goroutines *gs, int source)
 {
     if (!gs->go) return cJSON_CreateNull();
     cJSON *j = cJSON_CreateObject();
     json_add_string_or_null(j, "error", gs->why_not[0] ? gs->why_not : NULL);
     cJSON *list = cJSON_AddArrayToObject(j, "list");
     for (int i = 0; i < gs->n; i++) {
-        const struct core_goroutine *g = &gs->list[i];
+        const struct goroutine *g = &gs->list[i];
         cJSON *gj = cJSON_CreateObject();
         json_add_i64(gj, "id", g->id);
         json_add_string_or_null(gj, "state", g->state);

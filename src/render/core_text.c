@@ -43,7 +43,7 @@ static int process_lines(const struct core_report *r, const char *path, struct t
 
 /* ---- goroutines, grouped by state and stack, as `gops stack` or a goroutine profile's debug=1 ---- */
 
-static int same_goroutine(const struct core_goroutine *a, const struct core_goroutine *b)
+static int same_goroutine(const struct goroutine *a, const struct goroutine *b)
 {
     if (a->npcs != b->npcs || strcmp(a->state, b->state) != 0 || strcmp(a->error, b->error) != 0 || a->tid || b->tid ||
         a->gopc != b->gopc)
@@ -53,9 +53,9 @@ static int same_goroutine(const struct core_goroutine *a, const struct core_goro
     return 1;
 }
 
-static int goroutine_header(const struct core_goroutines *gs, const int *members, int n, struct text_lines *out)
+static int goroutine_header(const struct goroutines *gs, const int *members, int n, struct text_lines *out)
 {
-    const struct core_goroutine *g = &gs->list[members[0]];
+    const struct goroutine *g = &gs->list[members[0]];
     char since[64] = "", ids[256] = "";
     if (g->waiting_since_s >= 0) snprintf(since, sizeof since, ", since %.2f s after start", g->waiting_since_s);
     if (n == 1) return text_lines_add(out, "Goroutine %lld [%s%s]:", g->id, g->state, since);
@@ -68,7 +68,7 @@ static int goroutine_header(const struct core_goroutines *gs, const int *members
     return text_lines_add(out, "%d goroutines [%s%s]: %s", n, g->state, since, ids);
 }
 
-static int goroutine_block(const struct core_goroutine *g, int source, struct text_lines *out)
+static int goroutine_block(const struct goroutine *g, int source, struct text_lines *out)
 {
     if (stack_text_frames(g->frames, g->nframes, g->error, source, out) < 0) return -1;
     if (!g->created_by.function) return 0;
@@ -83,7 +83,7 @@ static int goroutine_block(const struct core_goroutine *g, int source, struct te
 
 static int goroutine_lines(const struct core_report *r, const struct core_text_opts *o, struct text_lines *out)
 {
-    const struct core_goroutines *gs = &r->goroutines;
+    const struct goroutines *gs = &r->goroutines;
     if (!gs->go) return 0;
     if (gs->why_not[0])
         return text_lines_add(out, "%s", "") < 0 || text_lines_add(out, "Goroutines: %s", gs->why_not) < 0 ? -1 : 0;

@@ -21,7 +21,7 @@ check "a JVM is java, without an attach listener yet" json_eval "$TMP/rt.json" \
 check "native programs stay native" bash -c "'$DIAGTOP' -b -n 1 -d 0.1 --json -p $$ | python3 -c '
 import json, sys; d = json.loads(sys.stdin.readline()); assert d[\"processes\"][0][\"runtime\"] == \"native\"'"
 check "deciding did not connect to the agent (it accepted nothing)" bash -c "! grep -q accepted '$TMP/gopsy.out'"
-"$DIAGTOP" stack --json "$G2" >"$TMP/gostack.json"
+"$DIAGTOP" stack --native --json "$G2" >"$TMP/gostack.json"
 check "a Go program's threads unwind through the Go runtime (named runtime.* frames)" json_eval "$TMP/gostack.json" "
     len(last['threads']) >= 2 and all(any((f['function'] or '').startswith('runtime.') and f['module'] == 'gopsy'
                                           for f in t['frames']) for t in last['threads'])"

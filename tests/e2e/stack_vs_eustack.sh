@@ -15,7 +15,7 @@ capture() {
     kill -STOP "$2"
     for i in $(seq 50); do [ "$(awk '{print $3}' "/proc/$2/stat")" = T ] && break; sleep 0.05; done
     timeout 60 eu-stack -i -s -p "$2" >"$TMP/$1.eu" 2>"$TMP/$1.eu.err"
-    "$DIAGTOP" stack --json --cpu-sample 0 "$2" >"$TMP/$1.json" 2>"$TMP/$1.err"
+    "$DIAGTOP" stack --native --json --cpu-sample 0 "$2" >"$TMP/$1.json" 2>"$TMP/$1.err"
     local rc=$?
     kill -CONT "$2"
     return $rc
@@ -103,8 +103,8 @@ same_as_dwarf() {
     local name=$1 pid=$2
     kill -STOP "$pid"
     for i in $(seq 50); do [ "$(awk '{print $3}' "/proc/$pid/stat")" = T ] && break; sleep 0.05; done
-    "$DIAGTOP" stack --json --cpu-sample 0 "$pid" >"$TMP/$name.go.json" &&
-        DIAGTOP_NO_GOPCLNTAB=1 "$DIAGTOP" stack --json --cpu-sample 0 "$pid" >"$TMP/$name.dwarf.json"
+    "$DIAGTOP" stack --native --json --cpu-sample 0 "$pid" >"$TMP/$name.go.json" &&
+        DIAGTOP_NO_GOPCLNTAB=1 "$DIAGTOP" stack --native --json --cpu-sample 0 "$pid" >"$TMP/$name.dwarf.json"
     local rc=$?
     kill -CONT "$pid"
     [ $rc = 0 ] && python3 - "$TMP/$name.go.json" "$TMP/$name.dwarf.json" <<'PY'
@@ -161,7 +161,7 @@ sys.exit(1)
 PY
 }
 for i in 1 2 3 4 5; do
-    "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-spin.json" && spin_chain && break
+    "$DIAGTOP" stack --native --json --cpu-sample 0 "$P" >"$TMP/gostacks-spin.json" && spin_chain && break
 done
 check "Go: spinLeaf <- spinMiddle <- the closure, with main.go lines (a frameless leaf keeps its caller)" spin_chain
 check "Go: threads blocked in read(2) show syscall.Read (inlined) <- main.blockedRead <- main.reader" \
@@ -188,7 +188,7 @@ sys.exit(0 if not bad and any(f['function'] == 'runtime.futexsleep' for t in d['
 cp "$TMP/gostacks.json" "$TMP/gostacks-rt.json"
 for i in 1 2; do
     runtime_roots "$TMP/gostacks-rt.json" && break
-    "$DIAGTOP" stack --json --cpu-sample 0 "$P" >"$TMP/gostacks-rt.json"
+    "$DIAGTOP" stack --native --json --cpu-sample 0 "$P" >"$TMP/gostacks-rt.json"
 done
 check "Go: runtime threads unwind to their roots without an error" runtime_roots "$TMP/gostacks-rt.json"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """compare_goroutines.py GO_TRACE DIAGTOP_JSON: the goroutines a Go program printed of itself (runtime.Stack(buf,
-true), just before its core was taken) against `diagtop analyze CORE --json`'s: the same goroutines (the
+true), just before its core was taken) against `diagtop analyze CORE --json`'s, or those of `diagtop stack PID
+--json` read from its memory (the runtime view, "created_by" as "function in file:line"): the same goroutines (the
 runtime's own, which Go's traceback hides, left out on both sides), and for each one that was not running when it
 printed: the same state, every frame Go shows (function, file:line) among diagtop's in the same order (diagtop
 also shows the runtime's frames and the go statement's wrappers, which Go's traceback hides), and the same
@@ -38,10 +39,17 @@ def parse_trace(path):
 def main():
     go = parse_trace(sys.argv[1])
     doc = json.load(open(sys.argv[2]))
-    if not doc.get("goroutines") or doc["goroutines"].get("error"):
+    if "provider" in doc:  # diagtop stack's runtime view: the runtime's own goroutines are already left out
+        listed = doc["threads"]
+        for g in listed:
+            m = re.match(r"^(\S+) in (.*):(\d+)$", g.get("created_by") or "")
+            g["created_by"] = {"function": m.group(1), "file": m.group(2), "line": int(m.group(3))} if m else None
+    elif not doc.get("goroutines") or doc["goroutines"].get("error"):
         print("no goroutines in diagtop's report:", doc.get("goroutines"))
         sys.exit(1)
-    ours = {g["id"]: g for g in doc["goroutines"]["list"] if not g["system"]}
+    else:
+        listed = doc["goroutines"]["list"]
+    ours = {g["id"]: g for g in listed if not g.get("system")}
     problems = []
     if sorted(go) != sorted(ours):
         problems.append("goroutines: Go printed %s, diagtop has %s" % (sorted(go), sorted(ours)))

@@ -167,6 +167,7 @@ static void fill_goroutine(const struct go_layout *l, const struct mem_reader *m
         unsigned reason = g[l->wait_reason];
         if (reason < 64 && !reasons[reason][0]) wait_reason_name(l, mem, reason, reasons[reason], sizeof reasons[0]);
         if (reason < 64) snprintf(out->wait_reason, sizeof out->wait_reason, "%s", reasons[reason]);
+        if (since > 0) out->wait_since_ns = since;
         if (since > 0 && init_time > 0 && since >= init_time) out->waiting_since_s = (double)(since - init_time) / 1e9;
     }
     unsigned long long m = word_at(g, l->m), procid;

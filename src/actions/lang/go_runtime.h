@@ -39,6 +39,7 @@ struct go_goroutine {
     unsigned status;        /* enum go_status */
     char wait_reason[48];   /* the runtime's words ("chan receive"), "" when not waiting */
     double waiting_since_s; /* since the runtime started, as the GC last recorded it; -1 when not recorded */
+    long long wait_since_ns; /* the runtime's clock (CLOCK_MONOTONIC) then; 0 when not recorded */
     unsigned long long pc, sp, bp; /* where it resumes (its saved context, or where its system call was made) */
     unsigned long long gopc, startpc;
     int tid;                /* the thread running it (running or in a system call), 0 when none */

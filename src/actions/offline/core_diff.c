@@ -57,7 +57,7 @@ static int add_report(struct key_list *l, const struct core_report *r, int side)
     for (int i = 0; i < r->stacks.nthreads; i++)
         if (add_stack(l, side, 0, NULL, r->stacks.threads[i].frames, r->stacks.threads[i].nframes) < 0) return -1;
     for (int i = 0; i < r->goroutines.n; i++) {
-        const struct core_goroutine *g = &r->goroutines.list[i];
+        const struct goroutine *g = &r->goroutines.list[i];
         if (!g->system && add_stack(l, side, 1, g->state, g->frames, g->nframes) < 0) return -1;
     }
     return 0;

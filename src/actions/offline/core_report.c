@@ -11,7 +11,7 @@
 #include "actions/stack/modules.h"
 #include "actions/stack/symbolize.h"
 #include "util/grow.h"
-#include "core_goroutines.h"
+#include "core_memory.h"
 #include "core_heap.h"
 
 /* ---- the threads, unwound by libdw from the core ---- */
@@ -189,16 +189,16 @@ int core_report_read_fd(int fd, const char *path, const struct core_options *o, 
         struct mem_reader mem = core_memory_reader(&cm);
         unsigned long long *also = NULL, malloc_addr = 0;
         size_t nalso = 0, cap = 0;
-        core_goroutines_read(m, &cm, &r->goroutines);
+        goroutines_read(m, &mem, &r->goroutines);
         if (o->heap && r->goroutines.go)
             snprintf(r->heap.why_not, sizeof r->heap.why_not, "a Go program: its heap is the Go runtime's, not malloc's");
         else if (o->heap)
             core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
-        if (core_goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
+        if (goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
         if (malloc_addr && GROW(also, cap, nalso, 16) == 0) also[nalso++] = malloc_addr; /* malloc.c: the heap's layout */
         stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
         free(also);
-        core_goroutines_name(sy, &r->goroutines, o->source);
+        goroutines_name(sy, &r->goroutines, o->source);
         core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
         mark_signal_thread(r);
         list_modules(modules_dwfl(m), r);
@@ -219,7 +219,7 @@ void core_report_free(struct core_report *r)
         free(r->modules[i].debug_file);
     }
     free(r->modules);
-    core_goroutines_free(&r->goroutines);
+    goroutines_free(&r->goroutines);
     glibc_heap_free(&r->heap.h);
     stack_result_free(&r->stacks);
     core_notes_free(&r->notes);

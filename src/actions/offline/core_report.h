@@ -4,6 +4,7 @@
  * mapped with their build-ids, each said found or missing. The thread that took the fatal signal comes first. */
 #ifndef DIAGTOP_CORE_REPORT_H
 #define DIAGTOP_CORE_REPORT_H
+#include "actions/stack/goroutines.h"
 #include "actions/stack/stack.h"
 #include "core_notes.h"
 #include "glibc_heap.h"
@@ -25,29 +26,6 @@ struct core_module {
     int frames;         /* frames of the stacks in it */
 };
 
-/* A Go program's goroutine, read from the runtime's structures in the core. */
-struct core_goroutine {
-    long long id;
-    char state[48];          /* the wait reason ("chan receive"), else the status ("running", "runnable", "syscall") */
-    double waiting_since_s;  /* since the runtime started, as the GC last recorded it; -1: not recorded */
-    int tid;                 /* the thread running it (running, in a system call), 0: none */
-    int system;              /* started by the runtime, not by the program (Go's tracebacks hide these) */
-    struct unwind_frame *pcs;
-    int npcs;
-    struct stack_frame *frames; /* symbolized, inlined calls expanded */
-    int nframes;
-    unsigned long long gopc, startpc;
-    struct stack_frame created_by; /* where its go statement is (function NULL: not known) */
-    char error[128];         /* why its stack is not shown, or ended early; "" */
-};
-
-struct core_goroutines {
-    int go;                  /* the program is a Go program */
-    char why_not[200];       /* a Go program whose goroutines could not be read: why ("" when read) */
-    struct core_goroutine *list;
-    int n;
-};
-
 /* The native heap: glibc's walked, or why not. */
 struct core_heap {
     char allocator[32];      /* "glibc", "jemalloc", "tcmalloc", "the program's own", "" when none was found */
@@ -63,7 +41,7 @@ struct core_report {
     int nmodules;
     int missing;        /* modules with frames whose file was not found */
     int signal_tid;     /* the thread that took notes.signal, 0: none known */
-    struct core_goroutines goroutines;
+    struct goroutines goroutines;
     struct core_heap heap;
 };
 

@@ -146,6 +146,10 @@ const struct provider *provider_choose(int pid, enum provider_op op, int native_
     if (runtime && provider_offers(runtime, op)) {
         if (runtime->probe(pid, runtime_why, sizeof runtime_why) == 0) return runtime;
     }
+    if (runtime == &gops_provider && op == OP_STACK) { /* no agent: the goroutines from its memory */
+        snprintf(why, whylen, "gops agent not reachable (%s): goroutines read from memory", runtime_why);
+        return &go_memory_provider;
+    }
     if (provider_offers(&native_provider, op)) {
         if (runtime && runtime_why[0]) snprintf(why, whylen, "%s agent not reachable: %s", runtime->name, runtime_why);
         return &native_provider;

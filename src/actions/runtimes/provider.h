@@ -74,6 +74,8 @@ struct provider {
 };
 
 extern const struct provider gops_provider;
+/* A Go program's goroutines read from its memory, for stacks when gops does not answer. */
+extern const struct provider go_memory_provider;
 extern const struct provider hotspot_provider;
 extern const struct provider native_provider;
 /* Native programs that load libdiagtop-agent.so: malloc statistics, malloc_trim as the GC, a sampled heap profile

@@ -1,7 +1,7 @@
 // goparked: a Go test target (standard library only) whose goroutines are parked in known functions for known
 // reasons: 5 in a chan receive (waitRecv), 3 in a select (waitSelect), 2 on a sync.Mutex held by main
 // (waitMutex), 1 in time.Sleep (waitSleep), 1 in a net.Listener's Accept (waitAccept: IO wait), besides main in
-// time.Sleep. After a GC (which records how long each has waited), writes its goroutines as runtime.Stack gives
+// time.Sleep. After two GCs (the second records how long each has waited), writes its goroutines as runtime.Stack gives
 // them to $GOPARKED_TRACE when that is set, then prints "ready".
 package main
 
@@ -57,6 +57,8 @@ func main() {
 	}
 	go waitAccept(l)
 	time.Sleep(300 * time.Millisecond)
+	runtime.GC() // the second cycle records since when each goroutine waits (the first one does not)
+	time.Sleep(50 * time.Millisecond)
 	runtime.GC()
 	if path := os.Getenv("GOPARKED_TRACE"); path != "" {
 		buf := make([]byte, 1<<20)

@@ -1,14 +1,20 @@
-#include "core_goroutines.h"
+#include "goroutines.h"
 
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <time.h>
 
 #include "actions/lang/go_runtime.h"
-#include "actions/stack/go_frames.h"
-#include "actions/stack/modules.h"
-#include "actions/stack/symbolize.h"
+#include "actions/target/ptrace_session.h"
+#include "go_frames.h"
+#include "modules.h"
+#include "stack.h"
+#include "symbolize.h"
 #include "util/grow.h"
 
 /* ---- the Go program among the modules ---- */
@@ -46,10 +52,10 @@ static int find_go(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Ad
 /* ---- reading ---- */
 
 static void unwind_goroutine(const struct go_program *p, const struct mem_reader *mem, const struct go_goroutine *g,
-                             struct core_goroutine *out)
+                             struct goroutine *out)
 {
-    *out = (struct core_goroutine){.id = g->id, .waiting_since_s = g->waiting_since_s, .tid = g->tid,
-                                   .gopc = g->gopc, .startpc = g->startpc};
+    *out = (struct goroutine){.id = g->id, .waiting_since_s = g->waiting_since_s, .waited_s = -1, .tid = g->tid,
+                              .gopc = g->gopc, .startpc = g->startpc, .wait_since_ns = g->wait_since_ns};
     snprintf(out->state, sizeof out->state, "%s", g->wait_reason[0] ? g->wait_reason : go_status_name(g->status));
     if (g->status == GO_RUNNING) { /* its saved context is stale: the thread running it holds its stack */
         if (g->tid) snprintf(out->error, sizeof out->error, "running on thread %d: its stack is that thread's", g->tid);
@@ -68,30 +74,38 @@ static void unwind_goroutine(const struct go_program *p, const struct mem_reader
     out->npcs = n;
 }
 
-void core_goroutines_read(struct modules *m, struct core_memory *cm, struct core_goroutines *out)
+/* The Go program among m's modules and its runtime's layout, read before anything is stopped (DWARF reading is
+ * the slow part). Returns 0, or -1 with out->go and out->why_not saying why not. */
+static int prepare(struct modules *m, struct go_program *p, struct go_layout *layout, struct goroutines *out)
 {
     memset(out, 0, sizeof *out);
-    struct go_program p = {0};
-    dwfl_getmodules(modules_dwfl(m), find_go, &p, 0);
-    if (!p.mod) return;
+    *p = (struct go_program){0};
+    dwfl_getmodules(modules_dwfl(m), find_go, p, 0);
+    if (!p->mod) return -1;
     out->go = 1;
     Dwarf_Addr dwbias;
-    Dwarf *dw = dwfl_module_getdwarf(p.mod, &dwbias);
-    struct go_layout layout;
+    Dwarf *dw = dwfl_module_getdwarf(p->mod, &dwbias);
     char why[160];
-    if (dw && !p.tables) {
+    if (dw && !p->tables) {
         snprintf(out->why_not, sizeof out->why_not,
                  "its PC tables (.gopclntab) are of a layout diagtop does not read: goroutines not shown");
-        return;
+        return -1;
     }
-    if (go_layout_read(dw, dwbias, &layout, why, sizeof why) < 0) {
+    if (go_layout_read(dw, dwbias, layout, why, sizeof why) < 0) {
         snprintf(out->why_not, sizeof out->why_not, "%s: goroutines not shown", why);
-        return;
+        return -1;
     }
-    struct mem_reader mem = core_memory_reader(cm);
+    return 0;
+}
+
+/* The goroutines and their stacks' PCs, from mem. */
+static void read_all(const struct go_program *p, const struct go_layout *layout, const struct mem_reader *mem,
+                     struct goroutines *out)
+{
     struct go_goroutine *gs;
     int n;
-    if (go_goroutines_read(&layout, &mem, &gs, &n, why, sizeof why) < 0) {
+    char why[160];
+    if (go_goroutines_read(layout, mem, &gs, &n, why, sizeof why) < 0) {
         snprintf(out->why_not, sizeof out->why_not, "%s: goroutines not shown", why);
         return;
     }
@@ -101,8 +115,15 @@ void core_goroutines_read(struct modules *m, struct core_memory *cm, struct core
         free(gs);
         return;
     }
-    for (int i = 0; i < n; i++) unwind_goroutine(&p, &mem, &gs[i], &out->list[out->n++]);
+    for (int i = 0; i < n; i++) unwind_goroutine(p, mem, &gs[i], &out->list[out->n++]);
     free(gs);
+}
+
+void goroutines_read(struct modules *m, const struct mem_reader *mem, struct goroutines *out)
+{
+    struct go_program p;
+    struct go_layout layout;
+    if (prepare(m, &p, &layout, out) == 0) read_all(&p, &layout, mem, out);
 }
 
 /* ---- naming ---- */
@@ -114,10 +135,10 @@ static int add_address(unsigned long long **addrs, size_t *n, size_t *cap, unsig
     return 0;
 }
 
-int core_goroutines_addresses(const struct core_goroutines *gs, unsigned long long **addrs, size_t *n, size_t *cap)
+int goroutines_addresses(const struct goroutines *gs, unsigned long long **addrs, size_t *n, size_t *cap)
 {
     for (int i = 0; i < gs->n; i++) {
-        const struct core_goroutine *g = &gs->list[i];
+        const struct goroutine *g = &gs->list[i];
         for (int k = 0; k < g->npcs; k++)
             if (add_address(addrs, n, cap, symbolizer_address(g->pcs[k].pc, !g->pcs[k].exact)) < 0) return -1;
         if ((g->gopc && add_address(addrs, n, cap, symbolizer_address(g->gopc, 1)) < 0) ||
@@ -137,7 +158,7 @@ static int started_by_runtime(const char *start)
 
 /* The go statement at gopc, as Go's tracebacks print "created by": the function it is in, the innermost
  * file:line (an inlined call's own). */
-static void name_creator(struct symbolizer *sy, struct core_goroutine *g, int source)
+static void name_creator(struct symbolizer *sy, struct goroutine *g, int source)
 {
     struct stack_frame f[16];
     int n = g->gopc ? symbolizer_lookup(sy, g->gopc, 1, source, f, 16) : 0;
@@ -151,7 +172,7 @@ static void name_creator(struct symbolizer *sy, struct core_goroutine *g, int so
     for (int i = 0; i < n - 1; i++) stack_frame_clear(&f[i]);
 }
 
-static void name_goroutine(struct symbolizer *sy, struct core_goroutine *g, int source)
+static void name_goroutine(struct symbolizer *sy, struct goroutine *g, int source)
 {
     struct stack_frame tmp[STACK_MAX_FRAMES];
     int n = 0;
@@ -171,15 +192,15 @@ static void name_goroutine(struct symbolizer *sy, struct core_goroutine *g, int 
     for (int i = 0; i < ns; i++) stack_frame_clear(&start[i]);
 }
 
-void core_goroutines_name(struct symbolizer *sy, struct core_goroutines *gs, int source)
+void goroutines_name(struct symbolizer *sy, struct goroutines *gs, int source)
 {
     for (int i = 0; i < gs->n; i++) name_goroutine(sy, &gs->list[i], source);
 }
 
-void core_goroutines_free(struct core_goroutines *gs)
+void goroutines_free(struct goroutines *gs)
 {
     for (int i = 0; i < gs->n; i++) {
-        struct core_goroutine *g = &gs->list[i];
+        struct goroutine *g = &gs->list[i];
         for (int k = 0; k < g->nframes; k++) stack_frame_clear(&g->frames[k]);
         free(g->frames);
         free(g->pcs);
@@ -187,4 +208,50 @@ void core_goroutines_free(struct core_goroutines *gs)
     }
     free(gs->list);
     memset(gs, 0, sizeof *gs);
+}
+
+/* ---- a live process ---- */
+
+static int read_live(void *ctx, unsigned long long addr, void *buf, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
+    return process_vm_readv(*(const int *)ctx, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+int goroutines_capture(int pid, double timeout, const volatile sig_atomic_t *cancel, struct goroutines *out,
+                       char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int rc = ptrace_session_check(pid, err, errlen);
+    if (rc < 0) return rc;
+    struct modules *m = modules_new(pid, err, errlen);
+    struct symbolizer *sy = m ? symbolizer_new(m) : NULL;
+    if (!sy) {
+        modules_free(m);
+        return -ESRCH;
+    }
+    struct go_program p;
+    struct go_layout layout;
+    if (prepare(m, &p, &layout, out) == 0) {
+        /* stopped only while the list and the stacks are read: a running program's would tear */
+        struct ptrace_session s;
+        rc = ptrace_session_stop(&s, pid, timeout, cancel, err, errlen);
+        if (rc == 0) {
+            struct mem_reader mem = {read_live, &pid};
+            read_all(&p, &layout, &mem, out);
+            ptrace_session_detach(&s, 0.5);
+        }
+        ptrace_session_free(&s);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now); /* the Go runtime's nanotime */
+        long long now_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+        for (int i = 0; i < out->n; i++)
+            if (out->list[i].wait_since_ns > 0 && out->list[i].wait_since_ns <= now_ns)
+                out->list[i].waited_s = (double)(now_ns - out->list[i].wait_since_ns) / 1e9;
+        if (rc == 0) goroutines_name(sy, out, 1);
+    }
+    symbolizer_free(sy);
+    modules_free(m);
+    if (rc < 0) goroutines_free(out);
+    return rc;
 }
