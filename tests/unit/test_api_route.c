@@ -58,6 +58,7 @@ static void every_route_maps(void)
         {"HEAD", "/api/dumps/" ID_TEXT, api_downloads_file, API_SCOPE_ADMIN, 0},
         {"DELETE", "/api/dumps/" ID_TEXT, api_downloads_delete, API_SCOPE_ADMIN, 0},
         {"GET", "/api/dumps/" ID_TEXT "/status", api_downloads_status, API_SCOPE_ADMIN, 0},
+        {"POST", "/api/dumps/" ID_TEXT "/analyze", api_downloads_analyze, API_SCOPE_ADMIN, 0},
         {"POST", "/api/triggers", api_trigger_routes_arm, API_SCOPE_ADMIN, 0},
         {"GET", "/api/triggers", api_trigger_routes_list, API_SCOPE_READ, 0},
         {"GET", "/api/triggers/" ID_TEXT, api_trigger_routes_get, API_SCOPE_READ, 0},
