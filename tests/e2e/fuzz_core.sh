@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer on the core reader's header, program headers and notes (tests/fuzz/fuzz_core.c, ASan and UBSan), for
-# FUZZ_SECONDS (default 30): seeded with the heads of real cores (diagtop's of a 2-thread target, gcore's of the
+# FUZZ_SECONDS (default 20): seeded with the heads of real cores (diagtop's of a 2-thread target, gcore's of the
 # same) and a PN_XNUM variant of one. Any crash, leak or bad read fails, with the input that did it.
 . "$(dirname "$0")/../lib.sh"
 FUZZ=$ROOT/build/fuzz/fuzz_core
@@ -24,7 +24,7 @@ struct.pack_into("<Q", data, 40, shoff)
 struct.pack_into("<HHHH", data, 56, 0xffff, 64, 1, 0)
 open(sys.argv[2], "wb").write(data)
 PY
-SECONDS_RUN=${FUZZ_SECONDS:-30}
+SECONDS_RUN=${FUZZ_SECONDS:-20}
 "$FUZZ" -max_total_time="$SECONDS_RUN" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$TMP/" "$TMP/corpus" "$TMP/seeds" >"$TMP/fuzz.log" 2>&1
 rc=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer on the heap walker and the goroutine reader (tests/fuzz/fuzz_heap.c, ASan and UBSan), for FUZZ_SECONDS
-# (default 30): seeded with a memory image built here holding glibc 2.36's main_arena and mp_, a heap with a tcache,
+# (default 20): seeded with a memory image built here holding glibc 2.36's main_arena and mp_, a heap with a tcache,
 # chunks in use, a fastbin chunk and the top, and a Go runtime's allgs with two goroutines and their wait reasons.
 # Any crash, hang, leak or bad read fails, with the input that did it.
 . "$(dirname "$0")/../lib.sh"
@@ -39,7 +39,7 @@ head = struct.pack("<16H", 0x5000, 0x5018, 0x5800, 0x5820, 8, 400, 152, 144, 176
 head += bytes(64 - len(head))
 open(sys.argv[1], "wb").write(head + mem)
 PY
-SECONDS_RUN=${FUZZ_SECONDS:-30}
+SECONDS_RUN=${FUZZ_SECONDS:-20}
 "$FUZZ" -max_total_time="$SECONDS_RUN" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$TMP/" "$TMP/corpus" "$TMP/seeds" >"$TMP/fuzz.log" 2>&1
 rc=$?
