@@ -227,6 +227,20 @@ sys.exit(0 if v else 1)
 PY
 }
 
+# fuzz_run FUZZER WHAT: libFuzzer for FUZZ_SECONDS (default 20) over $TMP/corpus seeded from $TMP/seeds, then the
+# checks that it found nothing (the crashing input named) and ran over many inputs.
+fuzz_run() {
+    local fuzzer=$1 what=$2 seconds=${FUZZ_SECONDS:-20} rc
+    "$fuzzer" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$TMP/" "$TMP/corpus" "$TMP/seeds" >"$TMP/fuzz.log" 2>&1
+    rc=$?
+    check "libFuzzer ran $seconds s over $what and found nothing (exit $rc)" bash -c "
+        [ $rc = 0 ] && grep -q '^Done [0-9]* runs' '$TMP/fuzz.log' ||
+            { tail -40 '$TMP/fuzz.log'; ls '$TMP'/crash-* '$TMP'/leak-* '$TMP'/timeout-* 2>/dev/null; false; }"
+    check "... many inputs, the seeds' coverage grown" bash -c "
+        runs=\$(sed -n 's/^stat::number_of_executed_units: *//p' '$TMP/fuzz.log'); [ \"\${runs:-0}\" -gt 1000 ]"
+}
+
 finish() {
     [ "$FAILS" -eq 0 ]
     exit $?

@@ -23,6 +23,14 @@ compare() {
         python3 "$ROOT/tests/tools/compare_gdb.py" "$TMP/$name.gdb" "$TMP/$name.json"
 }
 
+# two_cores NAME PID: diagtop's and gcore's cores of the running PID, $TMP/NAME-diagtop.core and
+# $TMP/NAME-gcore.core; then PID is stopped.
+two_cores() {
+    "$DIAGTOP" dump "$2" -o "$TMP/$1-diagtop.core" >/dev/null 2>&1
+    timeout 60 gcore -o "$TMP/$1-gcore" "$2" >/dev/null 2>&1 && mv "$TMP/$1-gcore.$2" "$TMP/$1-gcore.core"
+    stop_pid "$2"
+}
+
 # has_chain JSON TID_EXPR FUNCTIONS...: a thread (tid == TID_EXPR, or any when "any") has these functions in a row
 has_chain() {
     python3 - "$@" <<'PY'
@@ -69,19 +77,16 @@ check "Go core: the blocked reader goroutine's chain, to runtime.goexit" \
 # a Go program's goroutines, read from the runtime's structures in the core, against its own runtime.Stack
 start_target goparked env GOPARKED_TRACE="$TMP/goparked.trace" "$TARGETS/goparked"; GP=$TARGET_PID
 wait_ready goparked || fail "goparked did not start"
-"$DIAGTOP" dump "$GP" -o "$TMP/goparked.core" >/dev/null 2>&1
-timeout 60 gcore -o "$TMP/goparked-gcore" "$GP" >/dev/null 2>&1
-stop_pid "$GP"
+two_cores goparked "$GP"
 for kind in diagtop gcore; do
-    core=$TMP/goparked.core
-    [ $kind = gcore ] && core=$TMP/goparked-gcore.$GP
+    core=$TMP/goparked-$kind.core
     "$DIAGTOP" analyze "$core" --json >"$TMP/goparked-$kind.json" 2>"$TMP/goparked-$kind.err"
     check "Go goroutines from $kind's core: the ids, states, frames and creators the program printed of itself" \
         python3 "$ROOT/tests/tools/compare_goroutines.py" "$TMP/goparked.trace" "$TMP/goparked-$kind.json"
 done
 check "Go goroutines: the runtime's own goroutines are there too, marked system" json_eval "$TMP/goparked-diagtop.json" \
     "any(g['system'] for g in last['goroutines']['list']) and last['goroutines']['error'] is None"
-"$DIAGTOP" analyze "$TMP/goparked.core" >"$TMP/goparked.txt" 2>&1
+"$DIAGTOP" analyze "$TMP/goparked-diagtop.core" >"$TMP/goparked.txt" 2>&1
 check "Go goroutines text: grouped by state and stack, with the frames and where they were created" bash -c "
     grep -Eq '^5 goroutines \[chan receive(, since [0-9.]+ s after start)?\]: [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' '$TMP/goparked.txt' &&
     grep -Eq '^3 goroutines \[select' '$TMP/goparked.txt' && grep -Eq '^2 goroutines \[semacquire' '$TMP/goparked.txt' &&
@@ -89,7 +94,7 @@ check "Go goroutines text: grouped by state and stack, with the frames and where
     grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q 'main.waitRecv+0x[0-9a-f]* *.*goparked/main.go:18' &&
     grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q '^  created by main.main  .*goparked/main.go:' &&
     grep -q '^Goroutines: .* (the runtime.s own hidden' '$TMP/goparked.txt' && grep -q '^Threads: ' '$TMP/goparked.txt'"
-"$DIAGTOP" analyze "$TMP/goparked.core" --all-goroutines >"$TMP/goparked-all.txt" 2>&1
+"$DIAGTOP" analyze "$TMP/goparked-diagtop.core" --all-goroutines >"$TMP/goparked-all.txt" 2>&1
 check "--all-goroutines: the runtime's own shown too (more blocks)" bash -c "
     [ \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked-all.txt') -gt \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked.txt') ]"
 check "a C program's core has no goroutines (null)" json_eval "$TMP/diagtop snap core.json" "last['goroutines'] is None"
@@ -191,12 +196,9 @@ check "a different program at the core's path: not used (build-id differs), said
 # ---- the native heap, and two cores compared ----
 start_target heapshape "$TARGETS/heapshape"; HS=$TARGET_PID
 wait_ready heapshape || fail "heapshape did not start"
-"$DIAGTOP" dump "$HS" -o "$TMP/heap.core" >/dev/null 2>&1
-timeout 60 gcore -o "$TMP/heap-gcore" "$HS" >/dev/null 2>&1
-stop_pid "$HS"
+two_cores heap "$HS"
 for kind in diagtop gcore; do
-    core=$TMP/heap.core
-    [ $kind = gcore ] && core=$TMP/heap-gcore.$HS
+    core=$TMP/heap-$kind.core
     # the first run on a box: libc's debug file inflated only as far as the lookups (malloc's unit among them) need
     mkdir -p "$TMP/fresh-heap-$kind"
     XDG_CACHE_HOME=$TMP/fresh-heap-$kind "$DIAGTOP" analyze "$core" --json >"$TMP/heap-$kind.json" 2>"$TMP/heap-$kind.err"
@@ -207,12 +209,12 @@ for kind in diagtop gcore; do
 done
 check "heap: samples of the biggest sizes with their first bytes (the blocks' own text)" json_eval "$TMP/heap-diagtop.json" \
     "any(bytes.fromhex(s['head_hex']).startswith(b'heapshape block ') for k in last['heap']['classes'] if k['chunk_size'] == 1008 for s in k['samples'])"
-"$DIAGTOP" analyze "$TMP/heap.core" >"$TMP/heap.txt" 2>&1
+"$DIAGTOP" analyze "$TMP/heap-diagtop.core" >"$TMP/heap.txt" 2>&1
 check "heap text: totals, then sizes by bytes, with a block's text" bash -c "
     grep -Eq '^Native heap \(glibc malloc, 3 arenas\): .* in use in [0-9]+ chunks; .* free in [0-9]+ chunks \(25 in the tcache and fastbins\)' '$TMP/heap.txt' &&
     grep -Eq '^ +1008 +995 +979.5 KiB  0x[0-9a-f]+: \"heapshape block [0-9]+\"' '$TMP/heap.txt' &&
     grep -q '^  mmapped: 3 chunks, ' '$TMP/heap.txt'"
-check "--no-heap: no heap walked" bash -c "'$DIAGTOP' analyze '$TMP/heap.core' --no-heap --json | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)[\"heap\"] is not None)'"
+check "--no-heap: no heap walked" bash -c "'$DIAGTOP' analyze '$TMP/heap-diagtop.core' --no-heap --json | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)[\"heap\"] is not None)'"
 check "a Go program: its heap is said to be the Go runtime's" json_eval "$TMP/goparked-diagtop.json" \
     "not last['heap']['walked'] and 'Go runtime' in last['heap']['error']"
 start_target leaker "$TARGETS/heapshape" leak; HL=$TARGET_PID
@@ -228,7 +230,7 @@ check "two cores 2 s apart of a leaking program: the leaking size (720) on top o
 check "diff text: the leak's size first, with its growth" bash -c "
     grep -q '^Cores .*leak1.core -> .*leak2.core: process $HL (heapshape) -> $HL$' '$TMP/diff.txt' &&
     grep -A2 '^       CHUNK' '$TMP/diff.txt' | sed -n 2p | grep -Eq '^ +720 +[0-9]+ +\+[0-9]{3,} '"
-"$DIAGTOP" analyze "$TMP/snap.core" "$TMP/heap.core" --json >"$TMP/diff2.json" 2>&1
+"$DIAGTOP" analyze "$TMP/snap.core" "$TMP/heap-diagtop.core" --json >"$TMP/diff2.json" 2>&1
 check "diff of two programs: said not the same; the stacks that differ listed" json_eval "$TMP/diff2.json" \
     "not last['same_program'] and any(s['kind'] == 'thread' and s['old_count'] == 6 and s['new_count'] == 0 for s in last['stacks'])"
 

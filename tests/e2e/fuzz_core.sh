@@ -24,12 +24,5 @@ struct.pack_into("<Q", data, 40, shoff)
 struct.pack_into("<HHHH", data, 56, 0xffff, 64, 1, 0)
 open(sys.argv[2], "wb").write(data)
 PY
-SECONDS_RUN=${FUZZ_SECONDS:-20}
-"$FUZZ" -max_total_time="$SECONDS_RUN" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$TMP/" "$TMP/corpus" "$TMP/seeds" >"$TMP/fuzz.log" 2>&1
-rc=$?
-check "libFuzzer ran ${SECONDS_RUN} s over the core reader and found nothing (exit $rc)" bash -c "
-    [ $rc = 0 ] && grep -q '^Done [0-9]* runs' '$TMP/fuzz.log' || { tail -40 '$TMP/fuzz.log'; ls '$TMP'/crash-* '$TMP'/leak-* 2>/dev/null; false; }"
-check "... many inputs, the seeds' coverage grown" bash -c "
-    runs=\$(sed -n 's/^stat::number_of_executed_units: *//p' '$TMP/fuzz.log'); [ \"\${runs:-0}\" -gt 1000 ]"
+fuzz_run "$FUZZ" "the core reader"
 finish

@@ -39,12 +39,5 @@ head = struct.pack("<16H", 0x5000, 0x5018, 0x5800, 0x5820, 8, 400, 152, 144, 176
 head += bytes(64 - len(head))
 open(sys.argv[1], "wb").write(head + mem)
 PY
-SECONDS_RUN=${FUZZ_SECONDS:-20}
-"$FUZZ" -max_total_time="$SECONDS_RUN" -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$TMP/" "$TMP/corpus" "$TMP/seeds" >"$TMP/fuzz.log" 2>&1
-rc=$?
-check "libFuzzer ran ${SECONDS_RUN} s over the heap walker and the goroutine reader and found nothing (exit $rc)" bash -c "
-    [ $rc = 0 ] && grep -q '^Done [0-9]* runs' '$TMP/fuzz.log' || { tail -40 '$TMP/fuzz.log'; ls '$TMP'/crash-* '$TMP'/leak-* '$TMP'/timeout-* 2>/dev/null; false; }"
-check "... many inputs, the seeds' coverage grown" bash -c "
-    runs=\$(sed -n 's/^stat::number_of_executed_units: *//p' '$TMP/fuzz.log'); [ \"\${runs:-0}\" -gt 1000 ]"
+fuzz_run "$FUZZ" "the heap walker and the goroutine reader"
 finish
