@@ -207,6 +207,10 @@ for kind in diagtop gcore; do
     check "heap of $kind's core: three arenas, the 3 mmapped blocks (as malloc counts them), 25 in the tcache and a fastbin" \
         json_eval "$TMP/heap-$kind.json" "last['heap']['arenas'] == 3 and last['heap']['mmapped_chunks'] == 3 and last['heap']['mmapped_expected'] == 3 and last['heap']['cached_chunks'] == 25 and last['heap']['warning'] is None"
 done
+check "the layout kept per libc build-id; read from it the next time, the same heap" bash -c "
+    ls '$TMP/fresh-heap-diagtop/diagtop/debug/'*.malloc >/dev/null &&
+    XDG_CACHE_HOME='$TMP/fresh-heap-diagtop' '$DIAGTOP' analyze '$TMP/heap-diagtop.core' --json >'$TMP/heap-again.json' &&
+    python3 -c 'import json, sys; a, b = (json.load(open(p))[\"heap\"] for p in sys.argv[1:3]); sys.exit(a != b)' '$TMP/heap-diagtop.json' '$TMP/heap-again.json'"
 check "heap: samples of the biggest sizes with their first bytes (the blocks' own text)" json_eval "$TMP/heap-diagtop.json" \
     "any(bytes.fromhex(s['head_hex']).startswith(b'heapshape block ') for k in last['heap']['classes'] if k['chunk_size'] == 1008 for s in k['samples'])"
 "$DIAGTOP" analyze "$TMP/heap-diagtop.core" >"$TMP/heap.txt" 2>&1

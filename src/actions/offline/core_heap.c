@@ -4,9 +4,12 @@
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actions/lang/dwarf_layout.h"
+#include "actions/stack/debuginfo_cache.h"
 #include "actions/stack/modules.h"
+#include "util/fileio.h"
 
 /* ---- which allocator ---- */
 
@@ -116,22 +119,88 @@ static int layout_read(Dwarf_Die *cu, unsigned long long bias, struct glibc_layo
 }
 
 
+/* ---- the layout kept per libc build ---- */
+
+/* The cache file of this libc build's layout ("<build-id>.malloc" beside the debug copies); -1 without either. */
+static int layout_path(Dwfl_Module *mod, char *path, size_t len)
+{
+    char dir[4096], id[128];
+    if (debuginfo_cache_dir(dir, sizeof dir) < 0 || debuginfo_cache_build_id(mod, id, sizeof id) < 0) return -1;
+    return snprintf(path, len, "%s/%s.malloc", dir, id) < (int)len ? 0 : -1;
+}
+
+#define LAYOUT_FORMAT "diagtop-malloc-layout 1 %llx %llx %zu %zu %zu %zu %zu %zu %d %zu %zu %zu %zu %zu %zu %zu %zu\n"
+#define LAYOUT_FIELDS(l, at)                                                                                         \
+    at(l)->main_arena, at(l)->mp, at(l)->ms_flags, at(l)->ms_fastbins, at(l)->ms_top, at(l)->ms_next,                \
+        at(l)->ms_system_mem, at(l)->ms_size, at(l)->nfastbins, at(l)->mp_sbrk_base, at(l)->mp_n_mmaps,              \
+        at(l)->mp_mmapped_mem, at(l)->mp_hp_pagesize, at(l)->hi_ar_ptr, at(l)->hi_prev, at(l)->hi_size,              \
+        at(l)->hi_sizeof
+#define VALUE(l) (l)
+#define ADDRESS(l) &(l)
+
+/* A layout kept by an earlier run: what DWARF said of this very build (addresses kept relative to the module's
+ * start). 0, or -1 when there is none. */
+static int layout_load(Dwfl_Module *mod, struct glibc_layout *l)
+{
+    char path[4300];
+    Dwarf_Addr start;
+    dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    FILE *f = layout_path(mod, path, sizeof path) == 0 ? fopen(path, "re") : NULL;
+    if (!f) return -1;
+    memset(l, 0, sizeof *l);
+    int n = fscanf(f, LAYOUT_FORMAT, LAYOUT_FIELDS(l, ADDRESS));
+    fclose(f);
+    if (n != 17 || l->nfastbins <= 0 || l->nfastbins > 64) return -1;
+    l->main_arena += start;
+    l->mp += start;
+    return 0;
+}
+
+/* Keeps the layout for the next run: a temporary file renamed into place, never a half-written one. */
+static void layout_save(Dwfl_Module *mod, const struct glibc_layout *found)
+{
+    char path[4300], tmp[4400], dir[4096];
+    Dwarf_Addr start;
+    dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+    if (layout_path(mod, path, sizeof path) < 0 || debuginfo_cache_dir(dir, sizeof dir) < 0 ||
+        fileio_mkdirs(dir, 0700) < 0)
+        return;
+    struct glibc_layout l = *found;
+    l.main_arena -= start;
+    l.mp -= start;
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wxe");
+    if (!f) return;
+    int ok = fprintf(f, LAYOUT_FORMAT, LAYOUT_FIELDS(&l, VALUE)) > 0;
+    if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) unlink(tmp);
+}
+
+/* The layout: kept from an earlier run of this build, else read from the unit of libc's DWARF holding malloc
+ * (through cu_index: libdw's aranges refuse a debug file inflated only as far as the lookups need). */
+static int layout_of(struct modules *m, Dwfl_Module *mod, unsigned long long malloc_addr, struct glibc_layout *l,
+                     char *why, size_t whylen)
+{
+    if (layout_load(mod, l) == 0) return 0;
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = modules_addrdie(m, mod, malloc_addr, &bias);
+    if (!cu) {
+        snprintf(why, whylen, "no debug information for libc (libc6-dbg, found by build-id): the heap is not walked");
+        return -1;
+    }
+    if (layout_read(cu, bias, l, why, whylen) < 0) return -1;
+    layout_save(mod, l);
+    return 0;
+}
+
 void core_heap_read(struct modules *m, unsigned long long malloc_addr, const struct mem_reader *mem,
                     const struct core_notes *notes, struct core_heap *out)
 {
     if (!malloc_addr) return;
     Dwfl_Module *mod = dwfl_addrmodule(modules_dwfl(m), malloc_addr);
-    Dwarf_Addr bias;
-    /* through cu_index: libdw's aranges refuse a debug file inflated only as far as the lookups need */
-    Dwarf_Die *cu = mod ? modules_addrdie(m, mod, malloc_addr, &bias) : NULL;
     struct glibc_layout l;
     char why[200];
-    if (!cu) {
-        snprintf(out->why_not, sizeof out->why_not,
-                 "no debug information for libc (libc6-dbg, found by build-id): the heap is not walked");
-        return;
-    }
-    if (layout_read(cu, bias, &l, why, sizeof why) < 0 ||
+    if (!mod) return;
+    if (layout_of(m, mod, malloc_addr, &l, why, sizeof why) < 0 ||
         glibc_heap_walk(&l, mem, notes->loads, notes->nloads, &out->h, why, sizeof why) < 0) {
         snprintf(out->why_not, sizeof out->why_not, "%s", why);
         return;

@@ -152,6 +152,30 @@ static void fill_identity(struct core_report *r)
     snprintf(r->stacks.comm, sizeof r->stacks.comm, "%s", r->notes.fname);
 }
 
+/* With the threads unwound: the goroutines and the heap's allocator found, every address the report will look up
+ * told to the modules (so that a first run inflates only the DWARF those need), then all named and walked. */
+static void read_contents(struct core_report *r, int fd, struct modules *m, struct symbolizer *sy,
+                          const struct core_options *o)
+{
+    struct core_memory cm = {fd, &r->notes, modules_dwfl(m)};
+    struct mem_reader mem = core_memory_reader(&cm);
+    unsigned long long *also = NULL, malloc_addr = 0;
+    size_t nalso = 0, cap = 0;
+    goroutines_read(m, &mem, &r->goroutines);
+    if (o->heap && r->goroutines.go)
+        snprintf(r->heap.why_not, sizeof r->heap.why_not, "a Go program: its heap is the Go runtime's, not malloc's");
+    else if (o->heap)
+        core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
+    if (goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
+    if (malloc_addr && GROW(also, cap, nalso, 16) == 0) also[nalso++] = malloc_addr; /* malloc.c: the heap's layout */
+    stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
+    free(also);
+    goroutines_name(sy, &r->goroutines, o->source);
+    core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
+    mark_signal_thread(r);
+    list_modules(modules_dwfl(m), r);
+}
+
 int core_report_read(const char *path, const struct core_options *o, struct core_report *r, char *err,
                      size_t errlen)
 {
@@ -185,23 +209,7 @@ int core_report_read_fd(int fd, const char *path, const struct core_options *o, 
     else if (!m || !sy) snprintf(err, errlen, "%s: %s", path, m ? "out of memory" : why);
     else if (unwind_threads(modules_dwfl(m), core, r, why, sizeof why) < 0) snprintf(err, errlen, "%s: %s", path, why);
     else {
-        struct core_memory cm = {fd, &r->notes, modules_dwfl(m)};
-        struct mem_reader mem = core_memory_reader(&cm);
-        unsigned long long *also = NULL, malloc_addr = 0;
-        size_t nalso = 0, cap = 0;
-        goroutines_read(m, &mem, &r->goroutines);
-        if (o->heap && r->goroutines.go)
-            snprintf(r->heap.why_not, sizeof r->heap.why_not, "a Go program: its heap is the Go runtime's, not malloc's");
-        else if (o->heap)
-            core_heap_find(modules_dwfl(m), &r->heap, &malloc_addr);
-        if (goroutines_addresses(&r->goroutines, &also, &nalso, &cap) < 0) nalso = 0;
-        if (malloc_addr && GROW(also, cap, nalso, 16) == 0) also[nalso++] = malloc_addr; /* malloc.c: the heap's layout */
-        stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
-        free(also);
-        goroutines_name(sy, &r->goroutines, o->source);
-        core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
-        mark_signal_thread(r);
-        list_modules(modules_dwfl(m), r);
+        read_contents(r, fd, m, sy, o);
         rc = 0;
     }
     symbolizer_free(sy);
