@@ -17,7 +17,7 @@
 
 const char cmd_stack_usage[] =
     "usage: diagtop stack PID [--json] [--native] [--no-stop] [-t TID] [--no-source] [--no-group]\n"
-    "                         [--cpu-sample SECONDS] [--timeout SECONDS]\n"
+    "                         [--no-wait] [--cpu-sample SECONDS] [--timeout SECONDS]\n"
     "  every thread's stack, symbolized; the threads are stopped together only while registers are read.\n"
     "  A Go program with the gops agent answers with its goroutines, a JVM with its Java threads (HotSpot\n"
     "  attach); --native asks ptrace for the OS threads instead\n"
@@ -29,6 +29,8 @@ const char cmd_stack_usage[] =
     "      --json        JSON: per-thread frames, addresses as hex strings, the stop duration\n"
     "      --no-source   no file:line (faster without debug information)\n"
     "      --no-group    one block per thread, even when stacks are identical\n"
+    "      --no-wait     leave out what blocked threads wait on (the system call, the descriptor and what it\n"
+    "                    is, futex fellows, the kernel stack of a thread in D)\n"
     "      --cpu-sample SECONDS\n"
     "                    per-thread CPU% over this interval, which starts before the stop and spans the capture\n"
     "                    (default 0.02: the capture itself, at least 20 ms; 0: none)\n";
@@ -70,6 +72,7 @@ static int parse_option(int c, char **argv, struct stack_args *a)
         break;
     case 'n': a->co.from = CAPTURE_NATIVE; break;
     case 'N': o->no_stop = 1; break;
+    case 'W': o->waits = 0; break;
     case 'T':
         if (text_parse_seconds(optarg, &a->co.timeout) < 0 || a->co.timeout <= 0 || a->co.timeout > 3600) {
             fprintf(stderr, "diagtop stack: --timeout: '%s' is not a number of seconds up to 3600\n", optarg);
@@ -90,7 +93,7 @@ static int parse_args(int argc, char **argv, struct stack_args *a)
                                              {"no-source", no_argument, 0, 's'}, {"no-group", no_argument, 0, 'g'},
                                              {"cpu-sample", required_argument, 0, 'c'},
                                              {"native", no_argument, 0, 'n'}, {"timeout", required_argument, 0, 'T'},
-                                             {"no-stop", no_argument, 0, 'N'},
+                                             {"no-stop", no_argument, 0, 'N'}, {"no-wait", no_argument, 0, 'W'},
                                              {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->group = 1;

@@ -10,8 +10,9 @@
 const char options_usage[] =
     "usage: diagtop [options]            interactive monitor (needs a terminal)\n"
     "       diagtop -b [options]         batch output, like top -b\n"
-    "       diagtop stack PID [--json] [--native] [--no-stop] [-t TID] [--no-source] [--no-group]\n"
-    "                                    every thread's stack of PID, or its goroutines / Java threads\n"
+    "       diagtop stack PID [--json] [--native] [--no-stop] [-t TID] [--no-source] [--no-group] [--no-wait]\n"
+    "                                    every thread's stack of PID, or its goroutines / Java threads, and\n"
+    "                                    what each blocked thread waits on\n"
     "       diagtop info PID [--json] [--section LIST] [--show-secrets]\n"
     "                                    details of PID: general, memory, modules, fds, threads, env, io\n"
     "       diagtop memstats PID [--json] [--native]\n"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json_util.h"
+#include "util/text.h"
 
 cJSON *stack_json_frame(const struct stack_frame *f, int source)
 {
@@ -29,6 +30,47 @@ cJSON *stack_json_frames(const struct stack_frame *f, int n, int source)
     return frames;
 }
 
+/* What a blocked thread waits on (collect/thread_wait); paths and names are untrusted bytes. */
+static cJSON *wait_json(const struct thread_wait *w)
+{
+    cJSON *j = cJSON_CreateObject();
+    json_add_string_or_null(j, "syscall", w->syscall);
+    json_add_i64(j, "nr", w->nr);
+    cJSON_AddBoolToObject(j, "restarted", w->restarted);
+    cJSON *args = cJSON_AddArrayToObject(j, "args");
+    for (int i = 0; w->nr >= 0 && i < 6; i++) {
+        char hex[24];
+        snprintf(hex, sizeof hex, "0x%llx", w->args[i]);
+        cJSON_AddItemToArray(args, cJSON_CreateString(hex));
+    }
+    json_add_bytes(j, "call", w->call, strlen(w->call));
+    if (w->fd >= 0) json_add_i64(j, "fd", w->fd);
+    else cJSON_AddNullToObject(j, "fd");
+    json_add_string_or_null(j, "fd_kind", w->fd >= 0 ? w->fd_kind : NULL);
+    if (w->object[0]) json_add_bytes(j, "object", w->object, strlen(w->object));
+    else cJSON_AddNullToObject(j, "object");
+    if (w->futex) {
+        json_add_hex(j, "futex", w->futex);
+        cJSON *peers = cJSON_AddArrayToObject(j, "futex_waiters");
+        for (int i = 0; i < w->npeers; i++) cJSON_AddItemToArray(peers, cJSON_CreateNumber(w->peers[i]));
+    } else {
+        cJSON_AddNullToObject(j, "futex");
+        cJSON_AddNullToObject(j, "futex_waiters");
+    }
+    if (w->kernel) {
+        cJSON *k = cJSON_AddArrayToObject(j, "kernel_stack");
+        for (int i = 0; i < w->nkernel; i++) {
+            char clean[512];
+            text_sanitize_utf8(clean, sizeof clean, w->kernel[i], strlen(w->kernel[i]));
+            cJSON_AddItemToArray(k, cJSON_CreateString(clean));
+        }
+    } else {
+        cJSON_AddNullToObject(j, "kernel_stack");
+    }
+    json_add_fixed_or_null(j, "last_ran_seconds_ago", w->since >= 0, w->since, 3);
+    return j;
+}
+
 cJSON *stack_json_threads(const struct stack_result *r, int source)
 {
     cJSON *threads = cJSON_CreateArray();
@@ -44,6 +86,9 @@ cJSON *stack_json_threads(const struct stack_result *r, int source)
             cJSON_AddStringToObject(tj, "state", state);
             if (t->cpu_percent >= 0) json_add_fixed(tj, "cpu_percent", t->cpu_percent, 1);
             else cJSON_AddNullToObject(tj, "cpu_percent");
+            cJSON_AddBoolToObject(tj, "read_unstopped", t->left_running);
+            if (t->wait) cJSON_AddItemToObject(tj, "wait", wait_json(t->wait));
+            else cJSON_AddNullToObject(tj, "wait");
         }
         cJSON_AddItemToObject(tj, "frames", stack_json_frames(t->frames, t->nframes, source));
         json_add_string_or_null(tj, "error", t->error[0] ? t->error : NULL);

@@ -21,6 +21,7 @@ void stack_text_frame(char *buf, size_t bufsz, const struct stack_frame *f, int 
 static int same_stack(const struct stack_thread *a, const struct stack_thread *b)
 {
     if (a->npcs != b->npcs || strcmp(a->error, b->error) != 0 || a->mark[0] || b->mark[0]) return 0;
+    if (a->left_running != b->left_running || !thread_wait_same(a->wait, b->wait)) return 0;
     for (int i = 0; i < a->npcs; i++)
         if (a->pcs[i].pc != b->pcs[i].pc) return 0;
     return 1;
@@ -80,6 +81,25 @@ static int group_header(const struct stack_result *r, const int *members, int n,
                           first->state ? first->state : '?', cpu);
 }
 
+/* What a blocked thread waits on, and as root the kernel stack of one in D; a thread left running says so. */
+static int wait_lines(const struct stack_thread *t, struct text_lines *out)
+{
+    char raw[1024], line[1024];
+    if (t->left_running &&
+        text_lines_add(out, "  (in uninterruptible sleep: not stopped; its stack read from memory as it slept)") < 0)
+        return -1;
+    if (!t->wait) return 0;
+    thread_wait_describe(t->wait, raw, sizeof raw);
+    text_sanitize_display(line, sizeof line, raw, strlen(raw));
+    if (text_lines_add(out, "  waiting in %s", line) < 0) return -1;
+    if (t->wait->nkernel && text_lines_add(out, "  kernel stack:") < 0) return -1;
+    for (int i = 0; i < t->wait->nkernel; i++) {
+        text_sanitize_display(line, sizeof line, t->wait->kernel[i], strlen(t->wait->kernel[i]));
+        if (text_lines_add(out, "    %s", line) < 0) return -1;
+    }
+    return 0;
+}
+
 int stack_text_frames(const struct stack_frame *f, int n, const char *error, int source, struct text_lines *out)
 {
     char line[1400];
@@ -119,7 +139,7 @@ int stack_text_threads(const struct stack_result *r, const struct stack_text_opt
             done[k] = 1;
         }
         if (text_lines_add(out, "%s", "") < 0 || group_header(r, members, n, out) < 0 ||
-            stack_text_frames(r->threads[i].frames, r->threads[i].nframes, r->threads[i].error, o->source, out) < 0)
+            wait_lines(&r->threads[i], out) < 0 || stack_text_frames(r->threads[i].frames, r->threads[i].nframes, r->threads[i].error, o->source, out) < 0)
             rc = -1;
     }
     free(members);

@@ -83,6 +83,8 @@ try:
     js("document.getElementById('btn-stack').click()")
     wait_for("document.getElementById('stack-output') && document.getElementById('stack-output').textContent.includes('worker_park')", "the stack", 60)
     check("Stack shows the target's frames", True)
+    check("Stack says what a parked thread waits in (pause)",
+          js("document.getElementById('stack-output').textContent.includes('waiting in pause()')"))
     png = base64.b64decode(send("Page.captureScreenshot", {"format": "png"})["data"])
     open(shot, "wb").write(png)
     check("a screenshot was kept (%s, %d bytes)" % (shot, len(png)), png[:8] == b"\x89PNG\r\n\x1a\n")

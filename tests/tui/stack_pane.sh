@@ -13,6 +13,7 @@ check "b: the pane shows the process, its thread count and stop time" tui_wait "
 check "b: identical worker stacks are grouped, inlined frames marked" bash -c "
     $(declare -f tui_wait tui_screen); TMUX_SOCKET=$TMUX_SOCKET
     tui_wait '^6 threads: ' && tui_wait 'worker_inlined_wait \(inlined\) +.*threads.c' && tui_wait 'main_wait\+0x'"
+check "b: a parked thread says what it waits in" tui_wait 'waiting in pause\(\)'
 check "the target runs again while the pane is open" test "$(awk '{print $3}' /proc/$T/stat)" = S
 tui_keys /
 tui_keys -l worker_outer

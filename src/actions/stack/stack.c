@@ -33,6 +33,7 @@ void stack_options_default(struct stack_options *o)
     o->source = 1;
     o->cpu_sample = 0.02; /* the capture itself spans most of it: the one-shot command waits for nothing */
     o->timeout = 2.0;
+    o->waits = 1;
 }
 
 struct stack_cache *stack_cache_new(void) { return calloc(1, sizeof(struct stack_cache)); }
@@ -81,6 +82,47 @@ static void fill_thread_facts(struct stack_thread *t, const struct thread_sample
     else if (a->ticks >= b->ticks)
         t->cpu_percent = 100.0 * (double)(a->ticks - b->ticks) / ((double)hertz * running_seconds);
     if (t->cpu_percent > 100.0) t->cpu_percent = 100.0; /* sampling jitter on a thread that never slept */
+}
+
+/* ---- what blocked threads wait on ---- */
+
+/* Before the stop, for every thread not running: a stop would turn a sleep into restart_syscall. */
+static struct thread_wait **read_waits(int pid, const struct thread_sample *ts, int n, int only_tid)
+{
+    struct thread_wait **w = calloc((size_t)(n ? n : 1), sizeof *w);
+    for (int i = 0; w && i < n; i++) {
+        if ((only_tid && ts[i].tid != only_tid) || ts[i].state == 'R' || !(w[i] = malloc(sizeof *w[i]))) continue;
+        if (thread_wait_read(pid, ts[i].tid, ts[i].state, w[i]) == 0) continue;
+        free(w[i]);
+        w[i] = NULL;
+    }
+    return w;
+}
+
+/* After: a thread keeps the wait read for it when its stack begins where that call returns to (it did not wake
+ * meanwhile); then what needs them all (futex fellows, sockets, pipes' other ends) is filled in. */
+static void attach_waits(int pid, struct stack_result *r, const struct thread_sample *ts, struct thread_wait **w,
+                         int n)
+{
+    struct thread_wait **kept = calloc((size_t)(r->nthreads ? r->nthreads : 1), sizeof *kept);
+    size_t nkept = 0;
+    for (int k = 0; kept && k < r->nthreads; k++) {
+        struct stack_thread *t = &r->threads[k];
+        for (int i = 0; i < n; i++) {
+            if (!w[i] || ts[i].tid != t->tid) continue;
+            if (t->npcs > 0 && t->pcs[0].pc == w[i]->pc) {
+                kept[nkept++] = t->wait = w[i];
+                w[i] = NULL;
+            }
+            break;
+        }
+    }
+    thread_waits_link(pid, kept, nkept);
+    free(kept);
+    for (int i = 0; i < n; i++) {
+        thread_wait_free(w[i]);
+        free(w[i]);
+    }
 }
 
 /* ---- naming, after the process runs again ---- */
@@ -235,41 +277,7 @@ static int cache_prepare(struct stack_cache *cache, int pid, char *err, size_t e
     return 0;
 }
 
-/* Stops every thread, unwinds the ones asked for to bare PCs, detaches. */
-static int capture_stopped(int pid, const struct stack_options *o, struct unwinder *uw, struct stack_result *out,
-                           char *err, size_t errlen)
-{
-    struct ptrace_session s;
-    int rc = ptrace_session_stop(&s, pid, o->timeout, o->cancel, err, errlen);
-    if (rc < 0) {
-        ptrace_session_free(&s);
-        return rc;
-    }
-    unwinder_begin(uw);
-    out->threads = calloc((size_t)s.n, sizeof *out->threads);
-    for (int i = 0; out->threads && i < s.n; i++) {
-        const struct ptrace_thread *pt = &s.threads[i];
-        if (pt->gone || !pt->stopped || (o->tid && pt->tid != o->tid)) continue;
-        struct stack_thread *t = &out->threads[out->nthreads++];
-        t->tid = pt->tid;
-        t->npcs = unwinder_thread(uw, t->tid, t->pcs, STACK_MAX_FRAMES, t->error, sizeof t->error);
-    }
-    ptrace_session_detach(&s, 0.5);
-    out->stopped_ms = ptrace_session_stopped_ms(&s);
-    out->target_was_stopped = s.was_stopped;
-    ptrace_session_free(&s);
-    if (!out->threads) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
-    if (o->tid && out->nthreads == 0) {
-        snprintf(err, errlen, "%d is not a thread of process %d", o->tid, pid);
-        return -ESRCH;
-    }
-    return 0;
-}
-
-/* ---- without stopping anything ---- */
+/* ---- reading a thread without stopping it ---- */
 
 #define NO_STOP_STACK 65536 /* bytes of stack copied per blocked thread: cheap, and deep stacks fit */
 
@@ -314,6 +322,47 @@ static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *
     t->capture_error = 1;
 }
 
+/* Stops every thread (but those in D, read unstopped), unwinds the ones asked for to bare PCs, detaches. */
+static int capture_stopped(int pid, const struct stack_options *o, struct unwinder *uw, struct stack_result *out,
+                           char *err, size_t errlen)
+{
+    struct ptrace_session s;
+    int rc = ptrace_session_stop_leaving_d(&s, pid, o->timeout, o->cancel, err, errlen);
+    if (rc < 0) {
+        ptrace_session_free(&s);
+        return rc;
+    }
+    unwinder_begin(uw);
+    out->threads = calloc((size_t)s.n, sizeof *out->threads);
+    unsigned char *copy = NULL; /* a sleeping thread's stack, for the ones left in D */
+    for (int i = 0; out->threads && i < s.n; i++) {
+        const struct ptrace_thread *pt = &s.threads[i];
+        if (pt->gone || !(pt->stopped || pt->left) || (o->tid && pt->tid != o->tid)) continue;
+        struct stack_thread *t = &out->threads[out->nthreads++];
+        t->tid = pt->tid;
+        if (!pt->stopped) {
+            t->left_running = 1;
+            if (copy || (copy = malloc(NO_STOP_STACK))) capture_running_thread(pid, uw, copy, t);
+            continue;
+        }
+        t->npcs = unwinder_thread(uw, t->tid, t->pcs, STACK_MAX_FRAMES, t->error, sizeof t->error);
+    }
+    free(copy);
+    ptrace_session_detach(&s, 0.5);
+    out->stopped_ms = ptrace_session_stopped_ms(&s);
+    out->target_was_stopped = s.was_stopped;
+    ptrace_session_free(&s);
+    if (!out->threads) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    if (o->tid && out->nthreads == 0) {
+        snprintf(err, errlen, "%d is not a thread of process %d", o->tid, pid);
+        return -ESRCH;
+    }
+    return 0;
+}
+
 static int capture_running(int pid, const struct stack_options *o, struct unwinder *uw, const struct thread_sample *ts,
                            int nts, struct stack_result *out, char *err, size_t errlen)
 {
@@ -354,6 +403,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     struct stack_cache local = {0}, *cache = o->cache ? o->cache : &local;
     struct thread_sample *before = calloc(MAX_SAMPLES, sizeof *before), *after = NULL;
     int nbefore = 0, nafter = 0;
+    struct thread_wait **waits = NULL; /* by sample, until attached */
     if (!before || (o->cpu_sample > 0 && !(after = calloc(MAX_SAMPLES, sizeof *after)))) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
@@ -362,11 +412,15 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     /* Names and states before anything stops; the CPU sample starts here and runs across the capture. */
     double sample_start = clock_monotonic_seconds();
     nbefore = procstat_sample_threads(pid, before, MAX_SAMPLES, o->cpu_sample > 0);
+    waits = o->waits ? read_waits(pid, before, nbefore, o->tid) : NULL;
 
     if ((rc = cache_prepare(cache, pid, err, errlen)) < 0) goto out;
     if (o->no_stop) rc = capture_running(pid, o, cache->unwinder, before, nbefore, out, err, errlen);
     else rc = capture_stopped(pid, o, cache->unwinder, out, err, errlen);
     if (rc < 0) goto out;
+    if (waits) attach_waits(pid, out, before, waits, nbefore);
+    free(waits);
+    waits = NULL;
 
     /* Running again: name the frames, then end the CPU sample. */
     stack_name_frames(o->cache ? NULL : cache->modules, NULL, 0, cache->sym, out, o->source);
@@ -387,6 +441,11 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
     }
     out->total_ms = (clock_monotonic_seconds() - t0) * 1000.0;
 out:
+    for (int i = 0; waits && i < nbefore; i++) {
+        thread_wait_free(waits[i]);
+        free(waits[i]);
+    }
+    free(waits);
     free(before);
     free(after);
     if (!o->cache) cache_reset(&local);
@@ -399,6 +458,8 @@ void stack_result_free(struct stack_result *r)
     for (int i = 0; i < r->nthreads; i++) {
         for (int k = 0; k < r->threads[i].nframes; k++) stack_frame_clear(&r->threads[i].frames[k]);
         free(r->threads[i].frames);
+        thread_wait_free(r->threads[i].wait);
+        free(r->threads[i].wait);
     }
     free(r->threads);
     memset(r, 0, sizeof *r);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "collect/thread_wait.h"
 #include "frame.h"
 
 #define STACK_MAX_FRAMES 256
@@ -24,6 +25,9 @@ struct stack_thread {
     char error[128]; /* why unwinding stopped early, "" when it reached the outermost frame */
     int capture_error; /* error says how the capture went (--no-stop: running, woke up), not where unwinding
                         * stopped: no outermost frame clears it */
+    int left_running;  /* in uninterruptible sleep (D): never stopped, its stack read from memory as it slept */
+    struct thread_wait *wait; /* what it was blocked on, read just before the stop and checked against its stack
+                               * (the same pc); NULL when running, woken meanwhile or not asked for */
 };
 
 struct stack_result {
@@ -47,6 +51,7 @@ struct stack_options {
     double timeout;     /* seconds allowed for every thread to stop */
     int no_stop;        /* stop nothing: threads blocked in a system call are unwound from a copy of their stack
                          * (/proc/PID/task/TID/syscall gives sp and pc); running ones are listed as running */
+    int waits;          /* say what each blocked thread waits on (collect/thread_wait) */
     const volatile sig_atomic_t *cancel;
     struct stack_cache *cache; /* NULL: one-shot */
 };

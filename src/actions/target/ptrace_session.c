@@ -113,6 +113,12 @@ static int add(struct ptrace_session *s, int tid)
     return 0;
 }
 
+static int in_uninterruptible_sleep(int pid, int tid)
+{
+    struct procstat ps;
+    return procstat_read(pid, tid, &ps) == 0 && ps.state == 'D';
+}
+
 /* Seizes and interrupts every thread not yet in the session; returns how many were new, or -errno. */
 static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
 {
@@ -129,6 +135,10 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
             rc = -ENOMEM;
             snprintf(err, errlen, "out of memory");
             break;
+        }
+        if (s->leave_d && in_uninterruptible_sleep(s->pid, tid)) {
+            s->threads[s->n - 1].left = 1;
+            continue;
         }
         if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
             int e = errno;
@@ -197,7 +207,7 @@ static int wait_all(struct ptrace_session *s, double deadline, const volatile si
         int waiting = 0;
         for (int i = 0; i < s->n; i++) {
             struct ptrace_thread *t = &s->threads[i];
-            if (t->stopped || t->gone || t->exiting) continue;
+            if (t->stopped || t->gone || t->exiting || t->left) continue;
             if (poll_thread(s, t)) continue;
             if (round % 64 == 63 && thread_exiting(s->pid, t->tid)) { /* every few ms */
                 t->exiting = 1;
@@ -221,12 +231,13 @@ static int wait_all(struct ptrace_session *s, double deadline, const volatile si
     }
 }
 
-static int stop_threads(struct ptrace_session *s, int pid, int only_tid, double timeout,
+static int stop_threads(struct ptrace_session *s, int pid, int only_tid, int leave_d, double timeout,
                         const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->pid = pid;
     s->only_tid = only_tid;
+    s->leave_d = leave_d;
     int rc = ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
     pid_t self = (pid_t)syscall(SYS_gettid);
@@ -253,7 +264,8 @@ static int stop_threads(struct ptrace_session *s, int pid, int only_tid, double 
         if (rc < 0) break;
     }
     int live = 0;
-    for (int i = 0; i < s->n; i++) live += s->threads[i].stopped && !s->threads[i].gone && !s->threads[i].exiting;
+    for (int i = 0; i < s->n; i++)
+        live += s->threads[i].left || (s->threads[i].stopped && !s->threads[i].gone && !s->threads[i].exiting);
     if (rc == 0 && live == 0) {
         snprintf(err, errlen, "process %d exited", pid);
         rc = -ESRCH;
@@ -265,13 +277,19 @@ static int stop_threads(struct ptrace_session *s, int pid, int only_tid, double 
 int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
                         char *err, size_t errlen)
 {
-    return stop_threads(s, pid, 0, timeout, cancel, err, errlen);
+    return stop_threads(s, pid, 0, 0, timeout, cancel, err, errlen);
+}
+
+int ptrace_session_stop_leaving_d(struct ptrace_session *s, int pid, double timeout,
+                                  const volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+    return stop_threads(s, pid, 0, 1, timeout, cancel, err, errlen);
 }
 
 int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, double timeout,
                                const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
-    return stop_threads(s, pid, tid, timeout, cancel, err, errlen);
+    return stop_threads(s, pid, tid, 0, timeout, cancel, err, errlen);
 }
 
 void ptrace_session_detach(struct ptrace_session *s, double linger)
@@ -281,7 +299,7 @@ void ptrace_session_detach(struct ptrace_session *s, double linger)
     int left = 0;
     for (int i = 0; i < s->n; i++) {
         struct ptrace_thread *t = &s->threads[i];
-        if (t->gone) continue;
+        if (t->gone || t->left) continue; /* never seized */
         if (!t->stopped) {
             left++;
             continue;
@@ -300,7 +318,7 @@ void ptrace_session_detach(struct ptrace_session *s, double linger)
         left = 0;
         for (int i = 0; i < s->n; i++) {
             struct ptrace_thread *t = &s->threads[i];
-            if (t->gone) continue;
+            if (t->gone || t->left) continue;
             if (!t->stopped && !poll_thread(s, t)) {
                 left++;
                 continue;

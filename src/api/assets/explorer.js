@@ -194,6 +194,12 @@ function stackText(doc) {
   const lines = [];
   for (const t of doc.threads || []) {
     lines.push(`${doc.provider ? "#" + t.id : "thread " + t.tid} ${t.name ?? ""} (${t.state})`);
+    if (t.read_unstopped) lines.push("    (in uninterruptible sleep: not stopped)");
+    if (t.wait) {
+      const w = t.wait, peers = w.futex_waiters && w.futex_waiters.length > 1 ? `, waiters ${w.futex_waiters.join(" ")}` : "";
+      lines.push(`    waiting in ${w.call}${w.object ? " on " + w.object : ""}${peers}`);
+      for (const k of w.kernel_stack || []) lines.push("      kernel: " + k);
+    }
     for (const f of t.frames || [])
       lines.push("    " + (f.function ?? f.pc ?? "?") + (f.file ? `  ${f.file}:${f.line ?? "?"}` : f.module ? `  [${f.module}]` : ""));
     if (t.error) lines.push("    (" + t.error + ")");
