@@ -161,15 +161,7 @@ build/targets/goparked: tests/targets/goparked/main.go
 	$(call say,GO,$@)
 	$(Q)GOCACHE=$(CURDIR)/build/gocache GO111MODULE=off go build -o $@ $<
 
-build/targets/java/Sleeper.class: tests/targets/Sleeper.java
-	@mkdir -p $(dir $@)
-	$(call say,JAVAC,$@)
-	$(Q)javac -d $(dir $@) $<
-build/targets/java/Leaky.class: tests/targets/Leaky.java
-	@mkdir -p $(dir $@)
-	$(call say,JAVAC,$@)
-	$(Q)javac -d $(dir $@) $<
-build/targets/java/Burner.class: tests/targets/Burner.java
+build/targets/java/%.class: tests/targets/%.java
 	@mkdir -p $(dir $@)
 	$(call say,JAVAC,$@)
 	$(Q)javac -d $(dir $@) $<
@@ -220,7 +212,7 @@ asan: build/asan/diagtop
 unit: $(UNIT_BIN)
 targets: $(TARGET_BIN) build/targets/threads-stripped build/targets/stripme-stripped $(UNWIND_BIN) build/targets/gopsy \
          build/targets/gostacks build/targets/goparked build/targets/java/Sleeper.class build/targets/java/Leaky.class build/targets/java/Burner.class \
-         build/targets/java/retention.jar
+         build/targets/java/Locks.class build/targets/java/retention.jar
 
 run: all
 	./build/diagtop

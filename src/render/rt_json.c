@@ -37,6 +37,55 @@ static cJSON *doc_for(int pid, const char *provider)
     return doc;
 }
 
+static cJSON *lock_json(const struct rt_lock *l)
+{
+    cJSON *j = cJSON_CreateObject();
+    json_add_string_or_null(j, "address", l->address);
+    json_add_string_or_null(j, "class", l->class_name);
+    return j;
+}
+
+/* A Java thread's locks: what it waits for (and who holds it), what it holds, its CPU. */
+static void java_locks_json(cJSON *j, const struct rt_stack *s, const struct rt_thread *t)
+{
+    json_add_fixed_or_null(j, "cpu_ms", t->cpu_ms >= 0, t->cpu_ms, 2);
+    json_add_fixed_or_null(j, "elapsed_seconds", t->elapsed_s >= 0, t->elapsed_s, 2);
+    if (t->waits_for.address) {
+        cJSON *w = lock_json(&t->waits_for);
+        json_add_string_or_null(w, "how", t->wait_how);
+        if (t->held_by >= 0 && t->held_by < s->n) {
+            cJSON *h = cJSON_AddObjectToObject(w, "held_by");
+            json_add_i64(h, "id", s->threads[t->held_by].id);
+            json_add_string_or_null(h, "name", s->threads[t->held_by].name);
+        } else {
+            cJSON_AddNullToObject(w, "held_by");
+        }
+        cJSON_AddItemToObject(j, "waiting_for", w);
+    } else {
+        cJSON_AddNullToObject(j, "waiting_for");
+    }
+    cJSON *holds = cJSON_AddArrayToObject(j, "holds");
+    for (int i = 0; i < t->nholds; i++) cJSON_AddItemToArray(holds, lock_json(&t->holds[i]));
+}
+
+static cJSON *deadlocks_json(const struct rt_stack *s)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (int i = 0; i < s->ndeadlocks; i++) {
+        cJSON *cycle = cJSON_CreateArray();
+        for (int k = 0; k < s->deadlocks[i].n; k++) {
+            const struct rt_deadlock_edge *e = &s->deadlocks[i].edges[k];
+            cJSON *j = lock_json(&e->lock);
+            json_add_string_or_null(j, "thread", e->thread);
+            json_add_string_or_null(j, "how", e->how);
+            json_add_string_or_null(j, "held_by", e->held_by);
+            cJSON_AddItemToArray(cycle, j);
+        }
+        cJSON_AddItemToArray(all, cycle);
+    }
+    return all;
+}
+
 char *rt_json_stack(const struct rt_stack *s)
 {
     cJSON *doc = doc_for(s->pid, s->provider);
@@ -55,7 +104,12 @@ char *rt_json_stack(const struct rt_stack *s)
         cJSON_AddBoolToObject(j, "daemon", t->daemon);
         cJSON_AddItemToObject(j, "frames", frames_json(t->frames, t->nframes));
         json_add_string_or_null(j, "created_by", t->created_by);
+        if (t->name) java_locks_json(j, s, t);
         cJSON_AddItemToArray(threads, j);
+    }
+    if (s->n && s->threads[0].name) {
+        cJSON_AddItemToObject(doc, "deadlocks", deadlocks_json(s));
+        cJSON_AddBoolToObject(doc, "lock_holders", s->lock_holders);
     }
     return finish(doc);
 }

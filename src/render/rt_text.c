@@ -34,7 +34,54 @@ static int same_frames(const struct rt_thread *a, const struct rt_thread *b)
             x->line != y->line)
             return 0;
     }
-    return strcmp(or_dash(a->created_by), or_dash(b->created_by)) == 0;
+    if (strcmp(or_dash(a->created_by), or_dash(b->created_by)) || strcmp(or_dash(a->wait_how), or_dash(b->wait_how)) ||
+        strcmp(or_dash(a->waits_for.address), or_dash(b->waits_for.address)) || a->nholds != b->nholds)
+        return 0;
+    for (int i = 0; i < a->nholds; i++)
+        if (strcmp(or_dash(a->holds[i].address), or_dash(b->holds[i].address))) return 0;
+    return 1;
+}
+
+/* "<0x000000069ec1a960> (a java.lang.Object)" */
+static void lock_text(char *buf, size_t n, const struct rt_lock *l)
+{
+    if (l->class_name) snprintf(buf, n, "<%s> (a %s)", or_dash(l->address), l->class_name);
+    else snprintf(buf, n, "<%s>", or_dash(l->address));
+}
+
+/* A Java thread's locks: what it waits for and who holds it, then what it holds. */
+static void lock_lines(struct text_lines *out, const struct rt_stack *s, const struct rt_thread *t)
+{
+    char lock[600];
+    if (t->waits_for.address) {
+        char holder[400] = "";
+        const struct rt_thread *h = t->held_by >= 0 && t->held_by < s->n ? &s->threads[t->held_by] : NULL;
+        if (h) snprintf(holder, sizeof holder, ", held by \"%s\" #%lld", or_dash(h->name), h->id);
+        else if (strcmp(or_dash(t->wait_how), "parking to wait for") == 0 && !s->lock_holders)
+            snprintf(holder, sizeof holder, " (its holder unknown: the heap is too large to ask for it)");
+        lock_text(lock, sizeof lock, &t->waits_for);
+        add_clean(out, "  %s %s%s", or_dash(t->wait_how), lock, holder);
+    }
+    for (int i = 0; i < t->nholds; i++) {
+        lock_text(lock, sizeof lock, &t->holds[i]);
+        add_clean(out, "  holds %s", lock);
+    }
+}
+
+/* The cycles the JVM found, first: "  "dl-a" waiting to lock monitor <0x..> (a java.lang.Object), held by "dl-b"" */
+static void deadlock_lines(struct text_lines *out, const struct rt_stack *s)
+{
+    for (int i = 0; i < s->ndeadlocks; i++) {
+        const struct rt_deadlock *d = &s->deadlocks[i];
+        text_lines_add(out, "%s", "");
+        add_clean(out, "Deadlock found by the JVM: %d threads", d->n);
+        for (int k = 0; k < d->n; k++) {
+            char lock[600];
+            lock_text(lock, sizeof lock, &d->edges[k].lock);
+            add_clean(out, "  \"%s\" %s %s, held by \"%s\"", or_dash(d->edges[k].thread), or_dash(d->edges[k].how),
+                      lock, or_dash(d->edges[k].held_by));
+        }
+    }
 }
 
 static void frame_line(struct text_lines *out, const struct rt_frame *f)
@@ -76,13 +123,23 @@ static void group_header(struct text_lines *out, const struct rt_stack *s, const
     if (wmax >= 60 && wmin == wmax) snprintf(wait, sizeof wait, ", waiting %lld minutes", wmax / 60);
     else if (wmax >= 60) snprintf(wait, sizeof wait, ", waiting %lld-%lld minutes", wmin / 60, wmax / 60);
     const char *what = s->threads[members[0]].name ? "thread" : "goroutine";
+    double cpu = 0;
+    int cpu_known = 0;
+    for (int i = 0; i < n; i++) {
+        const struct rt_thread *t = &s->threads[members[i]];
+        if (t->name && t->cpu_ms >= 0) cpu += t->cpu_ms, cpu_known = 1;
+    }
+    char cpu_s[64] = "";
+    if (cpu_known) snprintf(cpu_s, sizeof cpu_s, ", cpu %.2f ms%s", cpu, n > 1 ? " in all" : "");
     if (n == 1) {
         const struct rt_thread *t = &s->threads[members[0]];
         char extra[64] = "";
         if (t->os_tid) snprintf(extra, sizeof extra, " (OS thread %d)", t->os_tid);
-        add_clean(out, "%s%s %s%s: %s%s", t->daemon ? "daemon " : "", what, ids, extra, states, wait);
+        if (cpu_known && t->elapsed_s >= 0)
+            snprintf(cpu_s, sizeof cpu_s, ", cpu %.2f ms in %.2f s", t->cpu_ms, t->elapsed_s);
+        add_clean(out, "%s%s %s%s: %s%s%s", t->daemon ? "daemon " : "", what, ids, extra, states, wait, cpu_s);
     } else {
-        add_clean(out, "%d %ss: %s  %s%s", n, what, ids, states, wait);
+        add_clean(out, "%d %ss: %s  %s%s%s", n, what, ids, states, wait, cpu_s);
     }
 }
 
@@ -102,6 +159,7 @@ int rt_text_stack(const struct rt_stack *s, int grouped, struct text_lines *out)
     }
     add_clean(out, "%s of %d, from %s: %d %s, %d distinct stacks, %.1f ms", goroutines ? "Goroutines" : "Threads",
               s->pid, s->provider, s->n, goroutines ? "goroutines" : "threads", distinct, s->ms);
+    deadlock_lines(out, s);
     for (int i = 0; i < s->n; i++) {
         if (done[i]) continue;
         int n = 0;
@@ -113,6 +171,7 @@ int rt_text_stack(const struct rt_stack *s, int grouped, struct text_lines *out)
         text_lines_add(out, "%s", "");
         group_header(out, s, members, n);
         const struct rt_thread *t = &s->threads[i];
+        lock_lines(out, s, t);
         for (int f = 0; f < t->nframes; f++) frame_line(out, &t->frames[f]);
         if (t->created_by) add_clean(out, "  created by %s", t->created_by);
         if (t->nframes == 0 && !t->created_by) text_lines_add(out, "  (no Java frames)");

@@ -431,6 +431,116 @@ static int probe_main(const char *pid)
     return rc == 0 ? 0 : 1;
 }
 
+static int index_named(const struct rt_stack *s, const char *name)
+{
+    const struct rt_thread *t = thread_named(s, name);
+    return t ? (int)(t - s->threads) : -2;
+}
+
+/* tests/targets/Locks.java under OpenJDK 17, `threaddump -l`: two deadlocks (monitors, ReentrantLocks), a pool
+ * blocked on a monitor, three threads parked on a ReentrantLock. */
+static void threaddump_locks(void)
+{
+    int st;
+    size_t n;
+    char *t = reply("hotspot_locks_threaddump.txt", &st, &n);
+    struct rt_stack s = {0};
+    CHECK_INT(hotspot_parse_threaddump(t, n, &s), 0);
+    int dla = 0;
+    for (int i = 0; i < s.n; i++) dla += s.threads[i].name && strcmp(s.threads[i].name, "dl-a") == 0;
+    CHECK_INT(dla, 1); /* the deadlock report's "dl-a": and its stacks are not threads */
+    const struct rt_thread *th = thread_named(&s, "dl-a");
+    CHECK(th != NULL);
+    if (th) {
+        CHECK_STR(th->wait_how, "waiting to lock");
+        CHECK_STR(th->waits_for.address, "0x000000069ec1abb0");
+        CHECK_STR(th->waits_for.class_name, "java.lang.Object");
+        CHECK_INT(th->held_by, index_named(&s, "dl-b"));
+        CHECK_INT(th->nholds, 1);
+        if (th->nholds) CHECK_STR(th->holds[0].address, "0x000000069ec1aba0");
+        CHECK(th->cpu_ms > 0.829 && th->cpu_ms < 0.831);
+        CHECK(th->elapsed_s > 1.78 && th->elapsed_s < 1.80);
+        CHECK_INT(th->nframes, 4); /* lock lines are not frames */
+    }
+    for (int k = 0; k < 10; k++) {
+        char name[24];
+        snprintf(name, sizeof name, "pool-%d", k);
+        th = thread_named(&s, name);
+        CHECK(th && th->held_by == index_named(&s, "holder"));
+    }
+    th = thread_named(&s, "juc-0");
+    CHECK(th && strcmp(th->wait_how, "parking to wait for") == 0 && th->held_by == index_named(&s, "juc-holder"));
+    th = thread_named(&s, "juc-holder");
+    CHECK(th && th->nholds == 1 && strstr(th->holds[0].class_name, "ReentrantLock$NonfairSync"));
+    th = thread_named(&s, "holder");
+    CHECK(th && th->nholds == 1 && th->waits_for.address == NULL && th->held_by == -1);
+    th = thread_named(&s, "Finalizer"); /* in Object.wait(): the monitor it waits on was released */
+    CHECK(th && th->waits_for.address && th->nholds == 0 && th->held_by == -1);
+    CHECK_INT(s.ndeadlocks, 2);
+    if (s.ndeadlocks == 2) {
+        CHECK_INT(s.deadlocks[0].n, 2);
+        const struct rt_deadlock_edge *e = &s.deadlocks[0].edges[0];
+        CHECK_STR(e->thread, "dl-a");
+        CHECK_STR(e->how, "waiting to lock monitor");
+        CHECK_STR(e->lock.address, "0x000000069ec1abb0");
+        CHECK_STR(e->lock.class_name, "java.lang.Object");
+        CHECK_STR(e->held_by, "dl-b");
+        CHECK_INT(s.deadlocks[1].n, 2);
+        e = &s.deadlocks[1].edges[0];
+        CHECK_STR(e->thread, "jdl-a");
+        CHECK_STR(e->how, "waiting for ownable synchronizer");
+        CHECK_STR(e->lock.address, "0x000000069ec1ad88");
+        CHECK_STR(e->lock.class_name, "java.util.concurrent.locks.ReentrantLock$NonfairSync");
+        CHECK_STR(e->held_by, "jdl-b");
+    }
+    rt_stack_free(&s);
+    free(t);
+}
+
+/* Lock lines and deadlock reports cut short or lying: no crash, nothing invented. */
+static void threaddump_locks_hostile(void)
+{
+    static const char odd[] = "Full thread dump\n"
+                               "\"a\" #1 prio=5 cpu=xms elapsed=-3s nid=0x1 waiting\n"
+                               "\tat X.y(X.java:1)\n"
+                               "\t- waiting to lock <0x\n"
+                               "\t- waiting to lock <0x12\n"
+                               "\t- locked <0x34> (a \n"
+                               "\t- parking to wait for <no object reference available>\n"
+                               "\t- waiting on <0x56> (a B)\n"
+                               "\"b\" #2 nid=0x2 waiting\n"
+                               "\t- locked <0x56> (a B)\n"
+                               "   Locked ownable synchronizers:\n"
+                               "\t- <0x\n"
+                               "JNI global refs: 1\n"
+                               "Found one Java-level deadlock:\n"
+                               "\"\":\n"
+                               "  which is held by \"\n"
+                               "  waiting to lock monitor (\n"
+                               "  waiting for ownable synchronizer 0x, (\n"
+                               "\"c\":\n"
+                               "  which is held by \"d\"\n"
+                               "Found one Java-level deadlock:\n";
+    struct rt_stack s = {0};
+    CHECK_INT(hotspot_parse_threaddump(odd, sizeof odd - 1, &s), 0);
+    CHECK_INT(s.n, 2);
+    if (s.n == 2) {
+        CHECK(s.threads[0].cpu_ms == -1 && s.threads[0].elapsed_s == -1);
+        CHECK_STR(s.threads[0].wait_how, "waiting on"); /* the first well-formed wait */
+        CHECK_STR(s.threads[0].waits_for.address, "0x56");
+        CHECK_INT(s.threads[0].held_by, -1); /* "waiting on": not a holder's lock */
+        CHECK_INT(s.threads[0].nholds, 1);
+        CHECK_INT(s.threads[1].nholds, 1);
+    }
+    CHECK_INT(s.ndeadlocks, 2);
+    if (s.ndeadlocks == 2) {
+        CHECK_INT(s.deadlocks[0].n, 2);
+        if (s.deadlocks[0].n == 2) CHECK_STR(s.deadlocks[0].edges[1].held_by, "d");
+        CHECK_INT(s.deadlocks[1].n, 0);
+    }
+    rt_stack_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--probe") == 0) return probe_main(argv[2]);
@@ -440,6 +550,8 @@ int main(int argc, char **argv)
     RUN(threaddump_jdk17);
     RUN(threaddump_jdk25);
     RUN(threaddump_hostile);
+    RUN(threaddump_locks);
+    RUN(threaddump_locks_hostile);
     RUN(histogram_jdk17);
     RUN(histogram_jdk25);
     RUN(histogram_hostile);

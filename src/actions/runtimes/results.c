@@ -33,6 +33,12 @@ struct rt_frame *rt_frames_dup(const struct rt_frame *f, int n)
     return c;
 }
 
+static void lock_free(struct rt_lock *l)
+{
+    free(l->address);
+    free(l->class_name);
+}
+
 void rt_stack_free(struct rt_stack *s)
 {
     for (int i = 0; i < s->n; i++) {
@@ -41,7 +47,22 @@ void rt_stack_free(struct rt_stack *s)
         free(t->state);
         free(t->created_by);
         rt_frames_free(t->frames, t->nframes);
+        free(t->wait_how);
+        lock_free(&t->waits_for);
+        for (int k = 0; k < t->nholds; k++) lock_free(&t->holds[k]);
+        free(t->holds);
     }
+    for (int i = 0; i < s->ndeadlocks; i++) {
+        for (int k = 0; k < s->deadlocks[i].n; k++) {
+            struct rt_deadlock_edge *e = &s->deadlocks[i].edges[k];
+            free(e->thread);
+            free(e->how);
+            lock_free(&e->lock);
+            free(e->held_by);
+        }
+        free(s->deadlocks[i].edges);
+    }
+    free(s->deadlocks);
     free(s->threads);
     memset(s, 0, sizeof *s);
 }

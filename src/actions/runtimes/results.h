@@ -14,6 +14,12 @@ struct rt_frame {
     int line;       /* 0 when unknown */
 };
 
+/* A Java monitor or java.util.concurrent lock, as a thread dump names it. */
+struct rt_lock {
+    char *address;    /* "0x000000069ec1a960"; NULL: none */
+    char *class_name; /* "java.lang.Object", "java.util.concurrent.locks.ReentrantLock$NonfairSync" */
+};
+
 struct rt_thread {
     long long id;            /* goroutine id, Java thread's "#N"; -1 unknown */
     char *name;              /* Java thread name; NULL for goroutines */
@@ -24,6 +30,27 @@ struct rt_thread {
     struct rt_frame *frames; /* innermost first */
     int nframes;
     char *created_by;        /* Go: "main.main in /src/main.go:12"; NULL */
+    /* Java (the dump's lock lines): */
+    double cpu_ms, elapsed_s; /* the header's cpu= and elapsed=; -1 unknown */
+    char *wait_how;          /* "waiting to lock", "parking to wait for", "waiting on", "waiting to re-lock in wait()" */
+    struct rt_lock waits_for;
+    int held_by;             /* index in threads of the one holding waits_for; -1 none or unknown */
+    struct rt_lock *holds;   /* monitors it holds ("- locked"), then ownable synchronizers (-l) */
+    int nholds;
+};
+
+/* A cycle of threads each waiting for a lock the next holds, as the JVM reports it ("Found one Java-level
+ * deadlock"). */
+struct rt_deadlock_edge {
+    char *thread;     /* the thread's name */
+    char *how;        /* "waiting to lock monitor", "waiting for ownable synchronizer" */
+    struct rt_lock lock;
+    char *held_by;    /* the next thread's name */
+};
+
+struct rt_deadlock {
+    struct rt_deadlock_edge *edges;
+    int n;
 };
 
 struct rt_stack {
@@ -32,6 +59,9 @@ struct rt_stack {
     struct rt_thread *threads;
     int n;
     double ms; /* the request's round trip */
+    struct rt_deadlock *deadlocks; /* Java: the cycles the JVM found */
+    int ndeadlocks;
+    int lock_holders;              /* Java: ownable synchronizers were asked for (-l): a j.u.c lock's holder is known */
 };
 
 void rt_stack_free(struct rt_stack *s);

@@ -120,6 +120,193 @@ int hotspot_parse_error(const char *text, size_t n, char *line, size_t linesz)
 
 /* ---- thread dump ---- */
 
+/* "1.14ms" with unit "ms": 1.14; -1 when it is not a number followed by exactly that unit. */
+static double read_decimal(const char *s, size_t n, const char *unit)
+{
+    char buf[32];
+    size_t u = strlen(unit);
+    if (n <= u || n - u >= sizeof buf || memcmp(s + n - u, unit, u) != 0) return -1;
+    memcpy(buf, s, n - u);
+    buf[n - u] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    return *end == '\0' && v >= 0 && v < 1e15 ? v : -1;
+}
+
+/* "<0x000000069ec1a960> (a java.lang.Object)" into l; -1 when it is not a lock reference ("<no object reference
+ * available>", "<owner is scalar replaced>"). */
+static int parse_lock_ref(const char *s, size_t n, struct rt_lock *l)
+{
+    memset(l, 0, sizeof *l);
+    trim(&s, &n);
+    const char *close = n > 3 && starts(s, n, "<0x") ? memchr(s, '>', n) : NULL;
+    if (!close) return -1;
+    const char *cls = memmem(close, (size_t)(s + n - close), "(a ", 3);
+    size_t an = (size_t)(close - s - 1);
+    if (!(l->address = dupn(s + 1, an))) return -ENOMEM;
+    if (cls && s[n - 1] == ')' && !(l->class_name = dupn(cls + 3, (size_t)(s + n - 1 - cls - 3)))) return -ENOMEM;
+    return 0;
+}
+
+static int add_held(struct rt_thread *t, const char *s, size_t n)
+{
+    struct rt_lock l;
+    int rc = parse_lock_ref(s, n, &l);
+    if (rc < 0 || t->nholds >= MAX_FRAMES) {
+        free(l.address);
+        free(l.class_name);
+        return rc == -ENOMEM ? rc : 0;
+    }
+    size_t cap = (size_t)t->nholds; /* grown one at a time: a thread holds few locks */
+    if (GROW(t->holds, cap, t->nholds, 1) < 0) {
+        free(l.address);
+        free(l.class_name);
+        return -ENOMEM;
+    }
+    t->holds[t->nholds++] = l;
+    return 0;
+}
+
+/* A lock line under a frame, trimmed, after "- ": what the thread waits for (the first such line: frame 0's) or
+ * a monitor it holds. */
+static int parse_lock_line(struct rt_thread *t, const char *s, size_t n)
+{
+    static const char *const waits[] = {"waiting to lock", "parking to wait for", "waiting to re-lock in wait()",
+                                        "waiting on"};
+    if (starts(s, n, "locked ")) return add_held(t, s + 7, n - 7);
+    for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+        size_t k = strlen(waits[i]);
+        if (!starts(s, n, waits[i]) || n <= k || s[k] != ' ') continue;
+        if (t->wait_how) return 0;
+        struct rt_lock l;
+        int rc = parse_lock_ref(s + k, n - k, &l);
+        if (rc == 0 && !(t->wait_how = dupn(waits[i], k))) rc = -ENOMEM;
+        if (rc < 0) {
+            free(l.address);
+            free(l.class_name);
+            return rc == -ENOMEM ? rc : 0;
+        }
+        t->waits_for = l;
+        return 0;
+    }
+    return 0;
+}
+
+/* The deadlock report after the threads:
+ *   Found one Java-level deadlock:
+ *   "dl-a":
+ *     waiting to lock monitor 0x00007f49c00015a0 (object 0x000000069ec1a960, a java.lang.Object),
+ *     which is held by "dl-b"
+ *   ... then "Java stack information for the threads listed above:" and their stacks again (skipped). */
+struct deadlock_reader {
+    int in_cycle;    /* between "Found one Java-level deadlock:" and "Java stack information" */
+    size_t cap;      /* of the current cycle's edges */
+};
+
+static struct rt_deadlock_edge *last_edge(struct rt_stack *out)
+{
+    struct rt_deadlock *d = out->ndeadlocks ? &out->deadlocks[out->ndeadlocks - 1] : NULL;
+    return d && d->n ? &d->edges[d->n - 1] : NULL;
+}
+
+/* "waiting to lock monitor 0x.. (object 0x.., a java.lang.Object)," or "waiting for ownable synchronizer 0x..,
+ * (a java.util.concurrent.locks.ReentrantLock$NonfairSync)," into e. */
+static int parse_deadlock_wait(const char *s, size_t n, struct rt_deadlock_edge *e)
+{
+    const char *paren = memchr(s, '(', n);
+    if (!paren || e->how) return 0;
+    const char *how_end = paren;
+    while (how_end > s && how_end[-1] == ' ') how_end--;
+    const char *mon = memmem(s, (size_t)(how_end - s), " 0x", 3); /* the monitor's own address: not the object */
+    if (mon) how_end = mon;
+    if (!(e->how = dupn(s, (size_t)(how_end - s)))) return -ENOMEM;
+    const char *in = paren + 1, *end = s + n;
+    while (end > in && (end[-1] == ',' || end[-1] == ' ')) end--;
+    if (end > in && end[-1] == ')') end--;
+    if (starts(in, (size_t)(end - in), "object ")) {
+        in += 7;
+        const char *comma = memchr(in, ',', (size_t)(end - in));
+        if (!comma) return 0;
+        if (!(e->lock.address = dupn(in, (size_t)(comma - in)))) return -ENOMEM;
+        in = comma + 1;
+    } else if (mon) { /* an ownable synchronizer: the address before the parenthesis is the object's */
+        const char *a = mon + 1, *ae = a;
+        while (ae < paren && *ae != ',' && *ae != ' ') ae++;
+        if (!(e->lock.address = dupn(a, (size_t)(ae - a)))) return -ENOMEM;
+    }
+    while (in < end && *in == ' ') in++;
+    if (starts(in, (size_t)(end - in), "a ")) in += 2;
+    return end > in && !(e->lock.class_name = dupn(in, (size_t)(end - in))) ? -ENOMEM : 0;
+}
+
+static int parse_deadlock_line(struct deadlock_reader *dr, const char *l, size_t len, struct rt_stack *out)
+{
+    const char *s = l;
+    size_t n = len;
+    trim(&s, &n);
+    if (starts(s, n, "Found one Java-level deadlock")) {
+        if (out->ndeadlocks >= 1024) return 0;
+        struct rt_deadlock *d = realloc(out->deadlocks, (size_t)(out->ndeadlocks + 1) * sizeof *d);
+        if (!d) return -ENOMEM;
+        out->deadlocks = d;
+        memset(&d[out->ndeadlocks++], 0, sizeof *d);
+        dr->in_cycle = 1;
+        dr->cap = 0;
+        return 0;
+    }
+    if (starts(s, n, "Java stack information")) dr->in_cycle = 0;
+    if (!dr->in_cycle || !out->ndeadlocks) return 0;
+    struct rt_deadlock *d = &out->deadlocks[out->ndeadlocks - 1];
+    if (len && l[0] == '"' && n > 2 && s[n - 1] == ':' && s[n - 2] == '"') { /* "name": */
+        if (d->n >= 4096 || GROW(d->edges, dr->cap, d->n, 4) < 0) return d->n >= 4096 ? 0 : -ENOMEM;
+        struct rt_deadlock_edge *e = &d->edges[d->n];
+        memset(e, 0, sizeof *e);
+        if (!(e->thread = dupn(s + 1, n - 3))) return -ENOMEM;
+        d->n++;
+        return 0;
+    }
+    struct rt_deadlock_edge *e = last_edge(out);
+    if (!e) return 0;
+    if (starts(s, n, "which is held by \"") && n > 18 && s[n - 1] == '"' && !e->held_by)
+        return (e->held_by = dupn(s + 18, n - 19)) ? 0 : -ENOMEM;
+    if (starts(s, n, "waiting ")) return parse_deadlock_wait(s, n, e);
+    return 0;
+}
+
+/* A thread in Object.wait() is listed as having locked the monitor it waits on, which it released: not held. */
+static void drop_released(struct rt_thread *t)
+{
+    if (!t->waits_for.address || !t->wait_how || strncmp(t->wait_how, "waiting ", 8) != 0 ||
+        strcmp(t->wait_how, "waiting to lock") == 0)
+        return;
+    int kept = 0;
+    for (int j = 0; j < t->nholds; j++) {
+        if (t->holds[j].address && strcmp(t->holds[j].address, t->waits_for.address) == 0) {
+            free(t->holds[j].address);
+            free(t->holds[j].class_name);
+        } else {
+            t->holds[kept++] = t->holds[j];
+        }
+    }
+    t->nholds = kept;
+}
+
+/* Who holds what each thread waits for: the other thread whose held locks include it. */
+static void link_holders(struct rt_stack *out)
+{
+    for (int i = 0; i < out->n; i++) drop_released(&out->threads[i]);
+    for (int i = 0; i < out->n; i++) {
+        struct rt_thread *t = &out->threads[i];
+        if (!t->waits_for.address || (t->wait_how && strcmp(t->wait_how, "waiting on") == 0)) continue;
+        for (int k = 0; k < out->n && t->held_by < 0; k++) {
+            const struct rt_thread *h = &out->threads[k];
+            if (k == i) continue;
+            for (int j = 0; j < h->nholds; j++)
+                if (h->holds[j].address && strcmp(h->holds[j].address, t->waits_for.address) == 0) t->held_by = k;
+        }
+    }
+}
+
 /* The header after the name: "#12 [4711] daemon prio=5 os_prio=0 cpu=.. elapsed=.. tid=0x.. nid=0x710b waiting
  * on condition  [0x00007f2e1434c000]". The name ends at the line's last quote: nothing after it holds one. */
 static int parse_header(const char *l, size_t len, struct rt_thread *t)
@@ -128,6 +315,8 @@ static int parse_header(const char *l, size_t len, struct rt_thread *t)
     if (!q || q == l) return -1;
     t->id = -1;
     t->wait_seconds = -1;
+    t->cpu_ms = t->elapsed_s = -1;
+    t->held_by = -1;
     if (!(t->name = dupn(l + 1, (size_t)(q - l - 1)))) return -ENOMEM;
     const char *p = q + 1, *end = l + len, *summary = NULL;
     while (p < end) {
@@ -140,6 +329,8 @@ static int parse_header(const char *l, size_t len, struct rt_thread *t)
         else if (wn > 2 && w[0] == '[' && w[wn - 1] == ']' && !t->os_tid && read_u64(w + 1, wn - 2, &v) == wn - 2)
             t->os_tid = (int)v; /* JDK 19+: the OS thread id in brackets */
         else if (wn == 6 && memcmp(w, "daemon", 6) == 0) t->daemon = 1;
+        else if (starts(w, wn, "cpu=")) t->cpu_ms = read_decimal(w + 4, wn - 4, "ms");
+        else if (starts(w, wn, "elapsed=")) t->elapsed_s = read_decimal(w + 8, wn - 8, "s");
         else if (starts(w, wn, "nid=")) {
             size_t k = starts(w, wn, "nid=0x") ? read_hex(w + 6, wn - 6, &v) + 6 : read_u64(w + 4, wn - 4, &v) + 4;
             if (k == wn && v < 0x7fffffff) t->os_tid = (int)v;
@@ -205,13 +396,21 @@ int hotspot_parse_threaddump(const char *text, size_t n, struct rt_stack *out)
     struct cursor c = {text, text + n};
     const char *l;
     size_t len, tcap = (size_t)out->n, fcap = 0;
-    int dump_seen = 0, cur = -1, rc = 0;
+    int dump_seen = 0, cur = -1, rc = 0, tail = 0, synchronizers = 0;
+    struct deadlock_reader dr = {0};
     while (rc == 0 && next_line(&c, &l, &len)) {
+        if (tail) { /* after the threads: only the deadlock report */
+            rc = parse_deadlock_line(&dr, l, len, out);
+            continue;
+        }
         if (starts(l, len, "Full thread dump")) {
             dump_seen = 1;
             continue;
         }
-        if (starts(l, len, "JNI global refs")) break;
+        if (starts(l, len, "JNI global refs")) {
+            tail = 1;
+            continue;
+        }
         if (len && l[0] == '"') {
             /* A name with newlines: the header goes on until a line that holds the closing quote. */
             for (int k = 0; k < MAX_NAME_LINES && !memchr(l + 1, '"', len - 1) && c.p < c.end; k++) {
@@ -237,6 +436,7 @@ int hotspot_parse_threaddump(const char *text, size_t n, struct rt_stack *out)
             }
             cur = out->n++;
             fcap = 0;
+            synchronizers = 0;
             continue;
         }
         if (cur < 0) continue;
@@ -255,10 +455,15 @@ int hotspot_parse_threaddump(const char *text, size_t n, struct rt_stack *out)
             }
         } else if (starts(s, sn, "at ") && len && l[0] == '\t') {
             rc = add_frame(t, &fcap, s + 3, sn - 3);
+        } else if (starts(s, sn, "Locked ownable synchronizers:")) {
+            synchronizers = 1;
+        } else if (starts(s, sn, "- ") && len && l[0] == '\t') {
+            /* "- locked <0x..> (a X)", "- waiting to lock <..>"; under "Locked ownable synchronizers:", "- <0x..>" */
+            rc = synchronizers ? add_held(t, s + 2, sn - 2) : parse_lock_line(t, s + 2, sn - 2);
         }
-        /* "- locked <0x..>", "- waiting on", "No compile task", "Locked ownable synchronizers:": not kept */
     }
     if (rc == 0 && !dump_seen && out->n == 0) rc = -EPROTO;
+    if (rc == 0) link_holders(out);
     return rc;
 }
 

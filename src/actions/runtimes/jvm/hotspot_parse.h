@@ -22,8 +22,12 @@ int hotspot_parse_error(const char *text, size_t n, char *line, size_t linesz);
 /* A `threaddump` reply (the text of jstack/Thread.print) into out->threads: every thread with a header line, Java
  * threads with their #id, daemon flag, state ("TIMED_WAITING (sleeping)") and frames ("\tat pkg.Class.method(
  * module@version/File.java:123)": function, file, line; "Native Method" and "Unknown Source" have no file); VM
- * threads (GC, compiler) without frames, their state taken from the header ("runnable"). Lock lines are skipped.
- * Appends to out (provider, pid and ms are the caller's). Returns 0, -EPROTO if it is not a thread dump, -ENOMEM. */
+ * threads (GC, compiler) without frames, their state taken from the header ("runnable"), with its cpu= and
+ * elapsed=. Lock lines: the first "- waiting to lock / parking to wait for / waiting on <0x..> (a X)" is what the
+ * thread waits for; "- locked <0x..>" and the "Locked ownable synchronizers:" list (-l) what it holds; each
+ * waiter is linked to the holder (held_by). The deadlock report after the threads ("Found one Java-level
+ * deadlock") gives out->deadlocks. Appends to out (provider, pid and ms are the caller's). Returns 0, -EPROTO if it
+ * is not a thread dump, -ENOMEM. */
 int hotspot_parse_threaddump(const char *text, size_t n, struct rt_stack *out);
 
 /* A class histogram (GC.class_histogram, inspectheap) into out->rows: name as printed without the module in

@@ -32,6 +32,7 @@
 
 #define NAME "hotspot"
 #define LOCK_WAIT_STEP 0.01
+#define LOCK_HOLDERS_MAX_HEAP (512LL << 20) /* threaddump -l walks the heap: above this, monitors' holders only */
 #define JFR_MAX_BYTES (512u << 20) /* a recording decoded for its samples; a larger one is only saved */
 #define JFR_PERIOD_NS 10000000LL   /* settings=profile samples each thread running Java code every 10 ms */
 #define LIVE_STEP 5.0              /* seconds between two JFR.dump of a live view: each costs the JVM a flush */ /* a later step of one operation waits its turn behind another request */
@@ -127,11 +128,30 @@ static int hs_probe(int pid, char *why, size_t whylen)
     return hotspot_attach_check(pid, &t, why, whylen);
 }
 
+/* The Java heap in use and committed, from the JVM's hsperfdata (what jstat reads; no attach, no request).
+ * Returns 1 when known. */
+static int heap_sizes(int pid, long long *used, long long *committed)
+{
+    struct hotspot_target t;
+    char why[256];
+    unsigned char *perf = NULL;
+    size_t n = 0;
+    if (hotspot_attach_check(pid, &t, why, sizeof why) == 0) perf = hsperf_read(pid, t.nspid, t.uid, &n);
+    int known = perf && hsperf_heap(perf, n, used, committed) == 0;
+    free(perf);
+    return known;
+}
+
 static int hs_stack(const struct provider_request *rq, struct rt_stack *out, char *err, size_t errlen)
 {
     struct hotspot_reply r;
-    int rc = exchange(rq->pid, "threaddump", NULL, rq->timeout, rq->cancel, 0, &r, err, errlen);
+    /* -l names the holders of java.util.concurrent locks, but the JVM finds them by walking its whole heap at a
+     * safepoint: asked for only while that walk is short. */
+    long long used, committed;
+    int locks = heap_sizes(rq->pid, &used, &committed) && used <= LOCK_HOLDERS_MAX_HEAP;
+    int rc = exchange(rq->pid, "threaddump", locks ? "-l" : NULL, rq->timeout, rq->cancel, 0, &r, err, errlen);
     if (rc < 0) return rc;
+    out->lock_holders = locks;
     set_provider(out->provider, sizeof out->provider);
     out->pid = rq->pid;
     out->ms = r.ms;
@@ -233,18 +253,12 @@ static int hs_gc(const struct provider_request *rq, struct rt_gc *out, char *err
     return 0;
 }
 
-/* The heap a full GC walks, from the JVM's hsperfdata (what jstat reads; no attach, no request); else its RSS. */
+/* The heap a full GC walks, from hsperfdata; else its RSS. */
 static void hs_gc_pause(int pid, char *what, size_t whatlen)
 {
-    struct hotspot_target t;
-    char why[256], used_s[32], committed_s[32];
-    unsigned char *perf = NULL;
-    size_t n = 0;
+    char used_s[32], committed_s[32];
     long long used, committed;
-    if (hotspot_attach_check(pid, &t, why, sizeof why) == 0) perf = hsperf_read(pid, t.nspid, t.uid, &n);
-    int known = perf && hsperf_heap(perf, n, &used, &committed) == 0;
-    free(perf);
-    if (known) {
+    if (heap_sizes(pid, &used, &committed)) {
         text_format_bytes(used_s, sizeof used_s, used);
         text_format_bytes(committed_s, sizeof committed_s, committed);
         snprintf(what, whatlen, "heap %s used, %s committed", used_s, committed_s);
