@@ -192,6 +192,11 @@ function output(...nodes) {
 
 function stackText(doc) {
   const lines = [];
+  for (const cycle of doc.deadlocks || []) {
+    lines.push("Deadlock found by the JVM:");
+    for (const e of cycle) lines.push(`    "${e.thread}" ${e.how} <${e.address}> (a ${e.class ?? "?"}), held by "${e.held_by}"`);
+    lines.push("");
+  }
   for (const t of doc.threads || []) {
     lines.push(`${doc.provider ? "#" + t.id : "thread " + t.tid} ${t.name ?? ""} (${t.state})`);
     if (t.read_unstopped) lines.push("    (in uninterruptible sleep: not stopped)");
@@ -199,6 +204,10 @@ function stackText(doc) {
       const w = t.wait, peers = w.futex_waiters && w.futex_waiters.length > 1 ? `, waiters ${w.futex_waiters.join(" ")}` : "";
       lines.push(`    waiting in ${w.call}${w.object ? " on " + w.object : ""}${peers}`);
       for (const k of w.kernel_stack || []) lines.push("      kernel: " + k);
+    }
+    if (t.waiting_for) {
+      const w = t.waiting_for, by = w.held_by ? `, held by "${w.held_by.name}"` : "";
+      lines.push(`    ${w.how} <${w.address}> (a ${w.class ?? "?"})${by}`);
     }
     for (const f of t.frames || [])
       lines.push("    " + (f.function ?? f.pc ?? "?") + (f.file ? `  ${f.file}:${f.line ?? "?"}` : f.module ? `  [${f.module}]` : ""));
