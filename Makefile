@@ -201,7 +201,7 @@ build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c sr
 
 # The heap walker and the goroutine reader under libFuzzer (tests/e2e/fuzz_heap.sh runs it).
 FUZZ_HEAP_SRC := src/actions/offline/glibc_heap.c src/actions/lang/go_runtime.c src/actions/lang/dwarf_layout.c \
-    src/util/grow.c
+    src/util/grow.c src/util/arena.c
 build/fuzz/fuzz_heap: tests/fuzz/fuzz_heap.c $(FUZZ_HEAP_SRC) $(wildcard src/actions/offline/*.h src/actions/lang/*.h) | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZ,$@)

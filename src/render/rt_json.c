@@ -90,6 +90,7 @@ char *rt_json_stack(const struct rt_stack *s)
 {
     cJSON *doc = doc_for(s->pid, s->provider);
     json_add_fixed(doc, "request_ms", s->ms, 3);
+    json_add_fixed(doc, "stopped_ms", s->stopped_ms, 3);
     cJSON *threads = cJSON_AddArrayToObject(doc, "threads");
     for (int i = 0; i < s->n; i++) {
         const struct rt_thread *t = &s->threads[i];

@@ -54,6 +54,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .sched_pc = off[14] & 0x7ff, .sched_bp = off[15] & 0x7ff, .syscall_sp = 8, .syscall_pc = 16, .m_procid = 72};
     struct go_goroutine *gs;
     int n;
-    if (go_goroutines_read(&g, &mem, &gs, &n, err, sizeof err) == 0) free(gs);
+    if (go_goroutines_read(&g, &mem, NULL, &gs, &n, err, sizeof err) == 0) free(gs);
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "go_runtime.h"
 
 #include "dwarf_layout.h"
+#include "util/arena.h"
 
 #include <dwarf.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ static void find_wanted(Dwarf *dw, Dwarf_Die *dies, int *found)
 /* runtime.g's fields, and those of the structs it holds (sched: runtime.gobuf; m: *runtime.m). */
 static const char *read_g(Dwarf_Die *g, struct go_layout *l)
 {
-    Dwarf_Die gobuf, mptr, m;
+    Dwarf_Die gobuf, mptr, m, stack;
     size_t sched, at;
     if (dwarf_layout_size(g, &l->g_size) < 0 || l->g_size > MAX_G_SIZE) return "runtime.g has no size";
     if (dwarf_layout_member(g, "goid", 8, &l->goid, NULL) < 0) return "runtime.g.goid";
@@ -69,6 +70,9 @@ static const char *read_g(Dwarf_Die *g, struct go_layout *l)
     l->sched_pc = sched + at;
     if (dwarf_layout_member(&gobuf, "bp", 8, &at, NULL) < 0) return "runtime.gobuf.bp";
     l->sched_bp = sched + at;
+    if (dwarf_layout_member(g, "stack", 0, &sched, &stack) < 0 || dwarf_layout_member(&stack, "hi", 8, &at, NULL) < 0)
+        return "runtime.g.stack.hi";
+    l->stack_hi = sched + at;
     if (dwarf_layout_member(g, "m", 8, &l->m, &mptr) < 0 || dwarf_tag(&mptr) != DW_TAG_pointer_type || dwarf_layout_type(&mptr, &m) < 0 ||
         dwarf_layout_member(&m, "procid", 8, &l->m_procid, NULL) < 0)
         return "runtime.m.procid";
@@ -81,7 +85,8 @@ int go_layout_check(const struct go_layout *l)
         size_t off, width;
     } fields[] = {{l->goid, 8},       {l->status, 4},     {l->wait_reason, 1}, {l->wait_since, 8},
                   {l->gopc, 8},       {l->startpc, 8},    {l->m, 8},           {l->sched_sp, 8},
-                  {l->sched_pc, 8},   {l->sched_bp, 8},   {l->syscall_sp, 8},  {l->syscall_pc, 8}};
+                  {l->sched_pc, 8},   {l->sched_bp, 8},   {l->syscall_sp, 8},  {l->syscall_pc, 8},
+                  {l->stack_hi, 8}};
     if (l->g_size == 0 || l->g_size > MAX_G_SIZE) return -1;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (fields[i].off > l->g_size || fields[i].width > l->g_size - fields[i].off) return -1;
@@ -156,7 +161,7 @@ static void fill_goroutine(const struct go_layout *l, const struct mem_reader *m
     *out = (struct go_goroutine){
         .id = (long long)word_at(g, l->goid), .status = status, .waiting_since_s = -1,
         .pc = word_at(g, l->sched_pc), .sp = word_at(g, l->sched_sp), .bp = word_at(g, l->sched_bp),
-        .gopc = word_at(g, l->gopc), .startpc = word_at(g, l->startpc)};
+        .gopc = word_at(g, l->gopc), .startpc = word_at(g, l->startpc), .stack_hi = word_at(g, l->stack_hi)};
     if (status == GO_SYSCALL) { /* its sched is stale: the system call's entry is where it stands */
         out->pc = word_at(g, l->syscall_pc);
         out->sp = word_at(g, l->syscall_sp);
@@ -175,8 +180,70 @@ static void fill_goroutine(const struct go_layout *l, const struct mem_reader *m
         out->tid = (int)procid;
 }
 
-int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, struct go_goroutine **out, int *n,
-                       char *err, size_t errlen)
+static int by_address(const void *a, const void *b)
+{
+    unsigned long long x = **(const unsigned long long *const *)a, y = **(const unsigned long long *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define G_RUN_MAX (256u << 10) /* bytes of neighbouring g's read as one range */
+
+/* Every g (addresses gs[i], 0: none) read, spans[i] saying where (in *run_bytes, freed by the caller unless
+ * scratch holds it; else g + i * g_size) and whether. The runtime allocates
+ * g's next to one another: neighbours are read as one range (each range a span: a live process's reader takes
+ * them all in one system call), so the kernel walks a page once, not once per g. A range that cannot be read is
+ * read again g by g. */
+static void read_gs(const struct go_layout *l, const struct mem_reader *mem, struct arena *scratch,
+                    const unsigned long long *gs, size_t len, unsigned char *g, struct mem_span *spans,
+                    unsigned char **run_bytes)
+{
+    const unsigned long long **order = malloc((len ? len : 1) * sizeof *order);
+    struct mem_span *runs = calloc(len ? len : 1, sizeof *runs);
+    size_t nruns = 0, total = 0;
+    unsigned char *bytes = NULL;
+    for (size_t i = 0; order && i < len; i++) order[i] = &gs[i];
+    if (order) qsort(order, len, sizeof *order, by_address);
+    /* the ranges: sorted g's whose gaps are under one g */
+    for (size_t i = 0; order && runs && i < len;) {
+        size_t j = i;
+        if (!*order[i]) { i++; continue; }
+        unsigned long long start = *order[i], end = start + l->g_size;
+        while (j + 1 < len && *order[j + 1] <= end + l->g_size && *order[j + 1] + l->g_size - start <= G_RUN_MAX)
+            end = *order[++j] + l->g_size > end ? *order[j] + l->g_size : end;
+        runs[nruns++] = (struct mem_span){start, (void *)(uintptr_t)total, (size_t)(end - start), 0};
+        total += (size_t)(end - start);
+        i = j + 1;
+    }
+    if (order && runs && ((bytes = arena_take(scratch, total)) || (bytes = malloc(total ? total : 1)))) {
+        for (size_t r = 0; r < nruns; r++) runs[r].buf = bytes + (uintptr_t)runs[r].buf;
+        mem_read_spans(mem, runs, nruns);
+    }
+    size_t r = 0;
+    for (size_t k = 0; k < len; k++) { /* in address order, runs too */
+        size_t i = order ? (size_t)(order[k] - gs) : k;
+        spans[i] = (struct mem_span){gs[i], g + i * l->g_size, l->g_size, 0};
+        if (!gs[i]) continue;
+        while (bytes && r < nruns && gs[i] >= runs[r].addr + runs[r].len) r++;
+        if (bytes && r < nruns && runs[r].ok && gs[i] >= runs[r].addr) { /* read where it lies in its range */
+            spans[i].buf = (unsigned char *)runs[r].buf + (gs[i] - runs[r].addr);
+            spans[i].ok = 1;
+        } else {
+            spans[i].ok = mem_read(mem, gs[i], spans[i].buf, l->g_size) == 0;
+        }
+    }
+    *run_bytes = bytes;
+    free(runs);
+    free(order);
+}
+
+long long go_goroutines_count(const struct go_layout *l, const struct mem_reader *mem)
+{
+    unsigned long long len;
+    return mem_read(mem, l->allglen, &len, sizeof len) == 0 && len <= MAX_GOROUTINES ? (long long)len : -1;
+}
+
+int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, struct arena *scratch,
+                       struct go_goroutine **out, int *n, char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
@@ -195,12 +262,13 @@ int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, 
         return -1;
     }
     unsigned long long *gs = malloc((len ? len : 1) * sizeof *gs);
-    unsigned char *g = malloc(l->g_size);
+    unsigned char *g = malloc((len ? len : 1) * l->g_size); /* every g, read together */
+    struct mem_span *spans = calloc(len ? len : 1, sizeof *spans);
     struct go_goroutine *list = calloc(len ? len : 1, sizeof *list);
     char(*reasons)[48] = calloc(64, sizeof *reasons);
     long long init_time = 0;
     int rc = 0;
-    if (!gs || !g || !list || !reasons) {
+    if (!gs || !g || !spans || !list || !reasons) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     } else if (len && mem_read(mem, slice[0], gs, len * sizeof *gs) < 0) {
@@ -208,13 +276,17 @@ int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, 
         rc = -1;
     }
     if (rc == 0 && l->init_time && mem_read(mem, l->init_time, &init_time, sizeof init_time) < 0) init_time = 0;
-    for (unsigned long long i = 0; rc == 0 && i < len; i++) {
-        if (!gs[i] || mem_read(mem, gs[i], g, l->g_size) < 0) continue; /* unreadable: not shown, never guessed */
-        fill_goroutine(l, mem, g, init_time, reasons, &list[*n]);
+    unsigned char *run_bytes = NULL;
+    if (rc == 0) read_gs(l, mem, scratch, gs, (size_t)len, g, spans, &run_bytes);
+    for (size_t i = 0; rc == 0 && i < len; i++) {
+        if (!spans[i].ok) continue; /* unreadable: not shown, never guessed */
+        fill_goroutine(l, mem, spans[i].buf, init_time, reasons, &list[*n]);
         if (list[*n].status != GO_DEAD && list[*n].status != GO_IDLE) (*n)++;
     }
     free(gs);
     free(g);
+    free(spans);
+    if (!arena_owns(scratch, run_bytes)) free(run_bytes);
     free(reasons);
     if (rc < 0) {
         free(list);

@@ -18,6 +18,7 @@ struct go_layout {
     size_t g_size;
     size_t goid, status, wait_reason, wait_since, gopc, startpc, m; /* offsets in runtime.g */
     size_t sched_sp, sched_pc, sched_bp;                           /* runtime.g.sched's, from the g */
+    size_t stack_hi;                                               /* runtime.g.stack.hi: where its stack ends */
     size_t syscall_sp, syscall_pc;                                 /* where a goroutine in a system call was */
     size_t m_procid;                                               /* offset in runtime.m: the thread's id */
 };
@@ -41,13 +42,18 @@ struct go_goroutine {
     double waiting_since_s; /* since the runtime started, as the GC last recorded it; -1 when not recorded */
     long long wait_since_ns; /* the runtime's clock (CLOCK_MONOTONIC) then; 0 when not recorded */
     unsigned long long pc, sp, bp; /* where it resumes (its saved context, or where its system call was made) */
+    unsigned long long stack_hi;   /* the top of its stack: its frames lie in [sp, stack_hi) */
     unsigned long long gopc, startpc;
     int tid;                /* the thread running it (running or in a system call), 0 when none */
 };
 
-/* Every goroutine not dead, in the runtime's order. *out is malloc'd. Returns 0, or -1 with the reason. */
-int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, struct go_goroutine **out, int *n,
-                       char *err, size_t errlen);
+struct arena;
+/* Every goroutine not dead, in the runtime's order. *out is malloc'd; scratch (NULL: malloc) holds what is read
+ * meanwhile. Returns 0, or -1 with the reason. */
+int go_goroutines_read(const struct go_layout *l, const struct mem_reader *mem, struct arena *scratch,
+                       struct go_goroutine **out, int *n, char *err, size_t errlen);
+/* How many goroutines the runtime has ever had (runtime.allglen), read as it is: an estimate before a stop. */
+long long go_goroutines_count(const struct go_layout *l, const struct mem_reader *mem);
 /* "running", "chan receive"...: the status as Go's tracebacks name it ("waiting" gives way to the wait reason). */
 const char *go_status_name(unsigned status);
 #endif

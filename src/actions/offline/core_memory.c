@@ -55,4 +55,4 @@ static int read_core(void *ctx, unsigned long long addr, void *buf, size_t len)
     return from_file(cm, addr, buf, len);
 }
 
-struct mem_reader core_memory_reader(struct core_memory *cm) { return (struct mem_reader){read_core, cm}; }
+struct mem_reader core_memory_reader(struct core_memory *cm) { return (struct mem_reader){read_core, cm, NULL}; }

@@ -59,6 +59,7 @@ struct rt_stack {
     struct rt_thread *threads;
     int n;
     double ms; /* the request's round trip */
+    double stopped_ms; /* go-memory: how long its threads were stopped; 0 when nothing was stopped */
     struct rt_deadlock *deadlocks; /* Java: the cycles the JVM found */
     int ndeadlocks;
     int lock_holders;              /* Java: ownable synchronizers were asked for (-l): a j.u.c lock's holder is known */

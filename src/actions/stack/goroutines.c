@@ -10,11 +10,13 @@
 #include <time.h>
 
 #include "actions/lang/go_runtime.h"
+#include "actions/target/mem_cache.h"
 #include "actions/target/ptrace_session.h"
 #include "go_frames.h"
 #include "modules.h"
 #include "stack.h"
 #include "symbolize.h"
+#include "util/arena.h"
 #include "util/grow.h"
 
 /* ---- the Go program among the modules ---- */
@@ -98,32 +100,100 @@ static int prepare(struct modules *m, struct go_program *p, struct go_layout *la
     return 0;
 }
 
-/* The goroutines and their stacks' PCs, from mem. */
-static void read_all(const struct go_program *p, const struct go_layout *layout, const struct mem_reader *mem,
-                     struct goroutines *out)
+/* The goroutines (not yet unwound) into out->list's room and *gs. Returns their count, or -1 (out->why_not says). */
+static int read_list(const struct go_layout *layout, const struct mem_reader *mem, struct arena *scratch,
+                     struct go_goroutine **gs, struct goroutines *out)
 {
-    struct go_goroutine *gs;
     int n;
     char why[160];
-    if (go_goroutines_read(layout, mem, &gs, &n, why, sizeof why) < 0) {
+    if (go_goroutines_read(layout, mem, scratch, gs, &n, why, sizeof why) < 0) {
         snprintf(out->why_not, sizeof out->why_not, "%s: goroutines not shown", why);
-        return;
+        return -1;
     }
-    out->list = calloc((size_t)(n ? n : 1), sizeof *out->list);
-    if (!out->list) {
+    if (!(out->list = calloc((size_t)(n ? n : 1), sizeof *out->list))) {
         snprintf(out->why_not, sizeof out->why_not, "out of memory");
-        free(gs);
-        return;
+        free(*gs);
+        return -1;
     }
-    for (int i = 0; i < n; i++) unwind_goroutine(p, mem, &gs[i], &out->list[out->n++]);
-    free(gs);
+    return n;
 }
 
 void goroutines_read(struct modules *m, const struct mem_reader *mem, struct goroutines *out)
 {
     struct go_program p;
     struct go_layout layout;
-    if (prepare(m, &p, &layout, out) == 0) read_all(&p, &layout, mem, out);
+    struct go_goroutine *gs;
+    int n = prepare(m, &p, &layout, out) == 0 ? read_list(&layout, mem, NULL, &gs, out) : -1;
+    for (int i = 0; i < n; i++) unwind_goroutine(&p, mem, &gs[i], &out->list[out->n++]);
+    if (n >= 0) free(gs);
+}
+
+/* ---- a live process: stacks copied during the stop, walked after it ---- */
+
+#define STACK_COPY_MAX (1u << 20)    /* one goroutine's stack copied (deeper ones are walked during the stop) */
+#define STACK_COPY_TOTAL (256u << 20) /* all of them */
+/* Scratch reserved per goroutine before a stop: its g (read in ranges with gaps) and a parked stack's used part. */
+#define SCRATCH_PER_GOROUTINE(g_size) (2 * (size_t)(g_size) + 4096)
+#define SCRATCH_MAX (64u << 20) /* beyond, what does not fit is malloc'd during the stop */
+
+/* A goroutine's stack, [addr, addr + len), as it was during the stop. */
+struct stack_copy {
+    unsigned long long addr;
+    size_t len;
+    unsigned char *bytes; /* NULL: not copied */
+};
+
+static int read_copy(void *ctx, unsigned long long addr, void *buf, size_t len)
+{
+    const struct stack_copy *c = ctx;
+    if (!c->bytes || addr < c->addr || addr - c->addr > c->len || len > c->len - (addr - c->addr)) return -1;
+    memcpy(buf, c->bytes + (addr - c->addr), len);
+    return 0;
+}
+
+/* Each goroutine's stack from sp to the top, all read together: walking frames is what takes time, so it is done
+ * from the copies once the process runs again. One too deep, past the total or unreadable is walked here and now
+ * (a running one has nothing to walk). */
+static void copy_stacks(const struct go_program *p, const struct mem_reader *mem, struct arena *scratch,
+                        struct go_goroutine *gs, int n, struct stack_copy *copies, struct goroutines *out)
+{
+    struct mem_span *spans = calloc((size_t)(n ? n : 1), sizeof *spans);
+    int *owner = calloc((size_t)(n ? n : 1), sizeof *owner);
+    size_t total = 0, nspans = 0;
+    for (int i = 0; spans && owner && i < n; i++) {
+        const struct go_goroutine *g = &gs[i];
+        size_t len = g->stack_hi > g->sp ? (size_t)(g->stack_hi - g->sp) : 0;
+        if (g->status == GO_RUNNING || !len || len > STACK_COPY_MAX || total + len > STACK_COPY_TOTAL ||
+            !((copies[i].bytes = arena_take(scratch, len)) || (copies[i].bytes = malloc(len))))
+            continue;
+        copies[i] = (struct stack_copy){g->sp, len, copies[i].bytes};
+        total += len;
+        owner[nspans] = i;
+        spans[nspans++] = (struct mem_span){g->sp, copies[i].bytes, len, 0};
+    }
+    if (spans && owner) mem_read_spans(mem, spans, nspans);
+    for (size_t k = 0; spans && owner && k < nspans; k++) {
+        if (spans[k].ok) continue;
+        if (!arena_owns(scratch, copies[owner[k]].bytes)) free(copies[owner[k]].bytes);
+        copies[owner[k]].bytes = NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (!copies[i].bytes) unwind_goroutine(p, mem, &gs[i], &out->list[i]);
+    free(spans);
+    free(owner);
+}
+
+/* After the stop: the copied stacks walked. */
+static void walk_copies(const struct go_program *p, struct arena *scratch, struct go_goroutine *gs, int n,
+                        struct stack_copy *copies, struct goroutines *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (!copies[i].bytes) continue;
+        struct mem_reader from_copy = {read_copy, &copies[i], NULL};
+        unwind_goroutine(p, &from_copy, &gs[i], &out->list[i]);
+        if (!arena_owns(scratch, copies[i].bytes)) free(copies[i].bytes);
+    }
+    out->n = n;
 }
 
 /* ---- naming ---- */
@@ -218,6 +288,26 @@ static int read_live(void *ctx, unsigned long long addr, void *buf, size_t len)
     return process_vm_readv(*(const int *)ctx, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+#define SPANS_PER_CALL 1024 /* IOV_MAX */
+
+/* Up to SPANS_PER_CALL spans in one process_vm_readv: it stops at the first range it cannot read, so the bytes
+ * it returns say how many spans came whole. */
+static size_t read_live_spans(void *ctx, struct mem_span *spans, size_t n)
+{
+    struct iovec local[SPANS_PER_CALL] = {{0}}, remote[SPANS_PER_CALL] = {{0}};
+    if (n == 0) return 0;
+    if (n > SPANS_PER_CALL) n = SPANS_PER_CALL;
+    for (size_t i = 0; i < n; i++) {
+        local[i] = (struct iovec){spans[i].buf, spans[i].len};
+        remote[i] = (struct iovec){(void *)(uintptr_t)spans[i].addr, spans[i].len};
+    }
+    ssize_t got = process_vm_readv(*(const int *)ctx, local, (unsigned long)n, remote, (unsigned long)n, 0);
+    size_t whole = 0;
+    for (size_t done = 0; got > 0 && whole < n && done + spans[whole].len <= (size_t)got; whole++)
+        done += spans[whole].len;
+    return whole;
+}
+
 int goroutines_capture(int pid, double timeout, const volatile sig_atomic_t *cancel, struct goroutines *out,
                        char *err, size_t errlen)
 {
@@ -235,13 +325,37 @@ int goroutines_capture(int pid, double timeout, const volatile sig_atomic_t *can
     if (prepare(m, &p, &layout, out) == 0) {
         /* stopped only while the list and the stacks are read: a running program's would tear */
         struct ptrace_session s;
+        struct go_goroutine *gs = NULL;
+        struct stack_copy *copies = NULL;
+        int n = -1;
+        struct mem_reader live = {read_live, &pid, read_live_spans}, mem;
+        /* room for the g's and their stacks, faulted in now: none of it faults during the stop */
+        struct arena scratch;
+        long long count = go_goroutines_count(&layout, &live);
+        size_t want = count > 0 ? SCRATCH_PER_GOROUTINE(layout.g_size) * (size_t)count * 5 / 4 + (1u << 20) : 0;
+        arena_reserve(&scratch, want < SCRATCH_MAX ? want : SCRATCH_MAX);
         rc = ptrace_session_stop(&s, pid, timeout, cancel, err, errlen);
         if (rc == 0) {
-            struct mem_reader mem = {read_live, &pid};
-            read_all(&p, &layout, &mem, out);
+            struct mem_cache cache; /* a page per read, not a field per read: the stop is shorter */
+            mem_cache_init(&cache, &live, &mem);
+            n = read_list(&layout, &mem, &scratch, &gs, out);
+            if (n >= 0 && !(copies = calloc((size_t)(n ? n : 1), sizeof *copies))) {
+                for (int i = 0; i < n; i++) unwind_goroutine(&p, &mem, &gs[i], &out->list[out->n++]);
+                free(gs);
+                n = -1;
+            }
+            if (n >= 0) copy_stacks(&p, &mem, &scratch, gs, n, copies, out);
+            mem_cache_free(&cache);
             ptrace_session_detach(&s, 0.5);
+            out->stopped_ms = ptrace_session_stopped_ms(&s);
         }
         ptrace_session_free(&s);
+        if (n >= 0) {
+            walk_copies(&p, &scratch, gs, n, copies, out);
+            free(gs);
+        }
+        free(copies);
+        arena_release(&scratch);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now); /* the Go runtime's nanotime */
         long long now_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;

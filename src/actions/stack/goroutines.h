@@ -32,6 +32,7 @@ struct goroutines {
     char why_not[200];       /* a Go program whose goroutines could not be read: why ("" when read) */
     struct goroutine *list;
     int n;
+    double stopped_ms;       /* goroutines_capture: how long the threads were stopped */
 };
 
 struct modules;

@@ -1,7 +1,7 @@
 // goparked: a Go test target (standard library only) whose goroutines are parked in known functions for known
 // reasons: 5 in a chan receive (waitRecv), 3 in a select (waitSelect), 2 on a sync.Mutex held by main
 // (waitMutex), 1 in time.Sleep (waitSleep), 1 in a net.Listener's Accept (waitAccept: IO wait), besides main in
-// time.Sleep. After two GCs (the second records how long each has waited), writes its goroutines as runtime.Stack gives
+// time.Sleep; $GOPARKED_EXTRA more in a chan receive (waitMore), for benchmarks. After two GCs (the second records how long each has waited), writes its goroutines as runtime.Stack gives
 // them to $GOPARKED_TRACE when that is set, then prints "ready".
 package main
 
@@ -35,6 +35,9 @@ func waitMutex(m *sync.Mutex) {
 func waitSleep() { time.Sleep(time.Hour) }
 
 //go:noinline
+func waitMore(c chan int) { <-c }
+
+//go:noinline
 func waitAccept(l net.Listener) { l.Accept() }
 
 func main() {
@@ -56,6 +59,12 @@ func main() {
 		panic(err)
 	}
 	go waitAccept(l)
+	extra := 0
+	fmt.Sscan(os.Getenv("GOPARKED_EXTRA"), &extra)
+	more := make(chan int)
+	for i := 0; i < extra; i++ {
+		go waitMore(more)
+	}
 	time.Sleep(300 * time.Millisecond)
 	runtime.GC() // the second cycle records since when each goroutine waits (the first one does not)
 	time.Sleep(50 * time.Millisecond)

@@ -58,6 +58,7 @@ static int gomemory_stack(const struct provider_request *rq, struct rt_stack *ou
     snprintf(out->provider, sizeof out->provider, "%s", go_memory_provider.name);
     out->pid = rq->pid;
     out->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    out->stopped_ms = gs.stopped_ms;
     out->threads = calloc((size_t)(gs.n ? gs.n : 1), sizeof *out->threads);
     for (int i = 0; out->threads && i < gs.n && rc == 0; i++) /* the runtime's own hidden, as Go's tracebacks do */
         if (!gs.list[i].system && to_thread(&gs.list[i], &out->threads[out->n++]) < 0) rc = -ENOMEM;
