@@ -16,6 +16,16 @@ check "... how long each parked goroutine has waited (since the GC recorded it),
     "all(t['wait_seconds'] is not None and 0 <= t['wait_seconds'] < 600 for t in last['threads'] if t['state'] in ('chan receive', 'select', 'semacquire'))"
 check "the process runs on, untraced" bash -c "[ \$(awk '{print \$3}' /proc/$P/stat) = S ] &&
     [ \$(awk '/^TracerPid:/ {print \$2}' /proc/$P/status) = 0 ]"
+LAYOUT=$(ls "$XDG_CACHE_HOME"/diagtop/debug/go-*.golayout 2>/dev/null | head -1)
+check "runtime.g's layout is kept for this build (go-BUILDID.golayout in the debug cache)" \
+    bash -c "[ -n '$LAYOUT' ] && grep -q '^diagtop-go-layout 1 ' '$LAYOUT'"
+"$DIAGTOP" stack "$P" --json >"$TMP/kept.json" 2>&1
+check "... and the next capture, which reads no DWARF for it, gives the same goroutines" \
+    python3 "$ROOT/tests/tools/compare_goroutines.py" "$TMP/goparked.trace" "$TMP/kept.json"
+[ -n "$LAYOUT" ] && echo "diagtop-go-layout 1 garbage" >"$LAYOUT"
+"$DIAGTOP" stack "$P" --json >"$TMP/spoilt.json" 2>&1
+check "a spoilt kept layout is not believed: DWARF is read again" \
+    python3 "$ROOT/tests/tools/compare_goroutines.py" "$TMP/goparked.trace" "$TMP/spoilt.json"
 "$DIAGTOP" stack "$P" >"$TMP/live.txt" 2>&1
 check "text: grouped like gops stack" bash -c "
     grep -q '^Goroutines of $P, from go-memory: 13 goroutines' '$TMP/live.txt' &&
