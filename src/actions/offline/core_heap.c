@@ -121,12 +121,12 @@ static int layout_read(Dwarf_Die *cu, unsigned long long bias, struct glibc_layo
 
 /* ---- the layout kept per libc build ---- */
 
-/* The cache file of this libc build's layout ("<build-id>.malloc" beside the debug copies); -1 without either. */
-static int layout_path(Dwfl_Module *mod, char *path, size_t len)
+/* The kept file of this libc build's layout ("<build-id>.malloc" beside the debug copies); -1 without a build-id. */
+static int layout_name(Dwfl_Module *mod, char *name, size_t len)
 {
-    char dir[4096], id[128];
-    if (debuginfo_cache_dir(dir, sizeof dir) < 0 || debuginfo_cache_build_id(mod, id, sizeof id) < 0) return -1;
-    return snprintf(path, len, "%s/%s.malloc", dir, id) < (int)len ? 0 : -1;
+    char id[128];
+    if (debuginfo_cache_build_id(mod, id, sizeof id) < 0) return -1;
+    return snprintf(name, len, "%s.malloc", id) < (int)len ? 0 : -1;
 }
 
 #define LAYOUT_FORMAT "diagtop-malloc-layout 1 %llx %llx %zu %zu %zu %zu %zu %zu %d %zu %zu %zu %zu %zu %zu %zu %zu\n"
@@ -142,10 +142,10 @@ static int layout_path(Dwfl_Module *mod, char *path, size_t len)
  * start). 0, or -1 when there is none. */
 static int layout_load(Dwfl_Module *mod, struct glibc_layout *l)
 {
-    char path[4300];
+    char name[160];
     Dwarf_Addr start;
     dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-    FILE *f = layout_path(mod, path, sizeof path) == 0 ? fopen(path, "re") : NULL;
+    FILE *f = layout_name(mod, name, sizeof name) == 0 ? debuginfo_cache_open_kept(name) : NULL;
     if (!f) return -1;
     memset(l, 0, sizeof *l);
     int n = fscanf(f, LAYOUT_FORMAT, LAYOUT_FIELDS(l, ADDRESS));
@@ -156,23 +156,17 @@ static int layout_load(Dwfl_Module *mod, struct glibc_layout *l)
     return 0;
 }
 
-/* Keeps the layout for the next run: a temporary file renamed into place, never a half-written one. */
+/* Keeps the layout for the next run. */
 static void layout_save(Dwfl_Module *mod, const struct glibc_layout *found)
 {
-    char path[4300], tmp[4400], dir[4096];
+    char name[160];
     Dwarf_Addr start;
     dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-    if (layout_path(mod, path, sizeof path) < 0 || debuginfo_cache_dir(dir, sizeof dir) < 0 ||
-        fileio_mkdirs(dir, 0700) < 0)
-        return;
+    if (layout_name(mod, name, sizeof name) < 0) return;
     struct glibc_layout l = *found;
     l.main_arena -= start;
     l.mp -= start;
-    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "wxe");
-    if (!f) return;
-    int ok = fprintf(f, LAYOUT_FORMAT, LAYOUT_FIELDS(&l, VALUE)) > 0;
-    if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) unlink(tmp);
+    debuginfo_cache_keep(name, LAYOUT_FORMAT, LAYOUT_FIELDS(&l, VALUE));
 }
 
 /* The layout: kept from an earlier run of this build, else read from the unit of libc's DWARF holding malloc

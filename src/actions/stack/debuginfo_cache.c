@@ -1,6 +1,7 @@
 #include "debuginfo_cache.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,4 +265,31 @@ int debuginfo_cache_program(int fd, Elf **elfp)
     }
     close(fd); /* *file_name stays the program's own path: debuglinks are looked up next to it */
     return copy;
+}
+
+static int kept_path(const char *name, char *path, size_t len)
+{
+    char dir[4096];
+    return debuginfo_cache_dir(dir, sizeof dir) == 0 && snprintf(path, len, "%s/%s", dir, name) < (int)len ? 0 : -1;
+}
+
+FILE *debuginfo_cache_open_kept(const char *name)
+{
+    char path[4400];
+    return kept_path(name, path, sizeof path) == 0 ? fopen(path, "re") : NULL;
+}
+
+void debuginfo_cache_keep(const char *name, const char *format, ...)
+{
+    char path[4400], tmp[4500], dir[4096];
+    if (kept_path(name, path, sizeof path) < 0 || debuginfo_cache_dir(dir, sizeof dir) < 0 || fileio_mkdirs(dir, 0700) < 0)
+        return;
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "wxe");
+    if (!f) return;
+    va_list ap;
+    va_start(ap, format);
+    int ok = vfprintf(f, format, ap) > 0;
+    va_end(ap);
+    if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) unlink(tmp);
 }

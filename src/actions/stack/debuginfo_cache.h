@@ -7,6 +7,7 @@
 #ifndef DIAGTOP_DEBUGINFO_CACHE_H
 #define DIAGTOP_DEBUGINFO_CACHE_H
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 
 /* A Dwfl find_debuginfo callback: the kept copy for the module's build-id when there is one; else the distribution's
  * debug file, inflated in memory (and kept for next time); else dwfl_standard_find_debuginfo (keeping an inflated
@@ -50,5 +51,12 @@ int debuginfo_cache_program(int fd, Elf **elfp);
 int debuginfo_cache_dir(char *buf, size_t bufsz);
 /* The module's build-id in hex, or -1 when it has none. */
 int debuginfo_cache_build_id(Dwfl_Module *mod, char *hex, size_t hexsz);
+
+/* A small text file kept beside the debug copies: what one build's DWARF said (malloc's layout as
+ * "BUILDID.malloc", runtime.g's as "go-ID.golayout"), so a later run reads no DWARF for it. keep writes it
+ * atomically (a temporary name renamed into place, never a half-written one); open_kept opens it for reading, or
+ * returns NULL (none, or no cache directory). */
+FILE *debuginfo_cache_open_kept(const char *name);
+void debuginfo_cache_keep(const char *name, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -9,12 +9,10 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "actions/lang/go_runtime.h"
 #include "actions/target/mem_cache.h"
 #include "debuginfo_cache.h"
-#include "util/fileio.h"
 #include "actions/target/ptrace_session.h"
 #include "go_frames.h"
 #include "modules.h"
@@ -114,11 +112,11 @@ static int go_build_key(Elf *elf, char *key, size_t keysz)
     return found && dwarf ? 0 : -1;
 }
 
-static int layout_path(Elf *elf, char *path, size_t len)
+static int layout_name(Elf *elf, char *name, size_t len)
 {
-    char dir[4096], key[160];
-    if (debuginfo_cache_dir(dir, sizeof dir) < 0 || go_build_key(elf, key, sizeof key) < 0) return -1;
-    return snprintf(path, len, "%s/%s.golayout", dir, key) < (int)len ? 0 : -1;
+    char key[160];
+    if (go_build_key(elf, key, sizeof key) < 0) return -1;
+    return snprintf(name, len, "%s.golayout", key) < (int)len ? 0 : -1;
 }
 
 #define GO_LAYOUT_FORMAT "diagtop-go-layout 1 %llx %llx %llx %llx %d %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu\n"
@@ -142,8 +140,8 @@ static void rebias(struct go_layout *l, long long by)
  * checks every layout must pass). */
 static int layout_load(Elf *elf, Dwarf_Addr bias, struct go_layout *l)
 {
-    char path[4400];
-    FILE *f = layout_path(elf, path, sizeof path) == 0 ? fopen(path, "re") : NULL;
+    char name[200];
+    FILE *f = layout_name(elf, name, sizeof name) == 0 ? debuginfo_cache_open_kept(name) : NULL;
     if (!f) return -1;
     memset(l, 0, sizeof *l);
     int n = fscanf(f, GO_LAYOUT_FORMAT, GO_LAYOUT_FIELDS(l, GO_ADDRESS));
@@ -153,20 +151,14 @@ static int layout_load(Elf *elf, Dwarf_Addr bias, struct go_layout *l)
     return 0;
 }
 
-/* Keeps the layout for the next run: a temporary file renamed into place, never a half-written one. */
+/* Keeps the layout for the next run. */
 static void layout_save(Elf *elf, Dwarf_Addr bias, const struct go_layout *found)
 {
-    char path[4400], tmp[4500], dir[4096];
-    if (layout_path(elf, path, sizeof path) < 0 || debuginfo_cache_dir(dir, sizeof dir) < 0 ||
-        fileio_mkdirs(dir, 0700) < 0)
-        return;
+    char name[200];
+    if (layout_name(elf, name, sizeof name) < 0) return;
     struct go_layout l = *found;
     rebias(&l, -(long long)bias);
-    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "wxe");
-    if (!f) return;
-    int ok = fprintf(f, GO_LAYOUT_FORMAT, GO_LAYOUT_FIELDS(&l, GO_VALUE)) > 0;
-    if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) unlink(tmp);
+    debuginfo_cache_keep(name, GO_LAYOUT_FORMAT, GO_LAYOUT_FIELDS(&l, GO_VALUE));
 }
 
 /* The Go program among m's modules and its runtime's layout, read before anything is stopped: kept from an earlier
