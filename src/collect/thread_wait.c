@@ -421,31 +421,39 @@ static void read_kernel_stack(int pid, int tid, struct thread_wait *w)
     }
 }
 
-int thread_wait_read(int pid, int tid, char state, struct thread_wait *w)
+int thread_syscall_read(int pid, int tid, long *nr, unsigned long long args[6], unsigned long long *sp,
+                        unsigned long long *pc)
 {
     char path[96], text[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
+    if (fileio_read_at(AT_FDCWD, path, text, sizeof text) <= 0) return -1;
+    if (strncmp(text, "running", 7) == 0) return 0;
+    unsigned long long v[8] = {0};
+    int n = sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", nr, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]);
+    memset(args, 0, 6 * sizeof *args);
+    if (n == 3 && *nr == -1) {
+        *sp = v[0];
+        *pc = v[1];
+    } else if (n == 9) {
+        memcpy(args, v, 6 * sizeof *args);
+        *sp = v[6];
+        *pc = v[7];
+    } else {
+        return -1;
+    }
+    return 1;
+}
+
+int thread_wait_read(int pid, int tid, char state, struct thread_wait *w)
+{
     memset(w, 0, sizeof *w);
     w->tid = tid;
     w->fd = -1;
     w->fd_flags = -1;
-    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
-    if (fileio_read_at(AT_FDCWD, path, text, sizeof text) <= 0 || strncmp(text, "running", 7) == 0) return -1;
-    /* "NR a1 .. a6 sp pc", or "-1 sp pc" outside a system call */
-    unsigned long long v[8] = {0};
-    int n = sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &w->nr, &v[0], &v[1], &v[2], &v[3], &v[4],
-                   &v[5], &v[6], &v[7]);
-    if (n == 3 && w->nr == -1) {
-        w->sp = v[0];
-        w->pc = v[1];
-        snprintf(w->call, sizeof w->call, "not in a system call");
-    } else if (n == 9) {
-        memcpy(w->args, v, sizeof w->args);
-        w->sp = v[6];
-        w->pc = v[7];
-        decode_call(pid, w);
-    } else {
-        return -1;
-    }
+    if (thread_syscall_read(pid, tid, &w->nr, w->args, &w->sp, &w->pc) != 1) return -1;
+    if (w->nr == -1) snprintf(w->call, sizeof w->call, "not in a system call");
+    else decode_call(pid, w);
     if (state == 'D') read_kernel_stack(pid, tid, w);
     w->since = since_last_ran(pid, tid);
     return 0;
@@ -542,25 +550,30 @@ static void pipe_object(const struct pipe_end *e, char *out, size_t n)
     if (e->more && off < n) snprintf(out + off, n - off, " and %d more", e->more);
 }
 
+/* A reader of a pipe (or a descriptor of unknown mode) is waiting for its writers; a writer, for its readers. */
+static int wants_writers(const struct thread_wait *w) { return w->fd_flags < 0 || (w->fd_flags & O_ACCMODE) == O_RDONLY; }
+
+/* The other end of the pipe w waits on, among ends[0..n): its index, n when it is not there. */
+static size_t other_end(const struct thread_wait *w, const struct pipe_end *ends, size_t n)
+{
+    size_t k = 0;
+    while (k < n && (ends[k].inode != w->inode || ends[k].want_write != wants_writers(w))) k++;
+    return k;
+}
+
 static void describe_pipes(struct thread_wait **waits, size_t n)
 {
     struct pipe_end ends[16];
     size_t nends = 0;
     for (size_t i = 0; i < n && nends < 16; i++) {
-        if (!waits[i] || strcmp(waits[i]->fd_kind, "pipe") != 0) continue;
-        int want_write = waits[i]->fd_flags < 0 || (waits[i]->fd_flags & O_ACCMODE) == O_RDONLY;
-        size_t k = 0;
-        while (k < nends && (ends[k].inode != waits[i]->inode || ends[k].want_write != want_write)) k++;
-        if (k == nends) ends[nends++] = (struct pipe_end){.inode = waits[i]->inode, .want_write = want_write};
+        if (!waits[i] || strcmp(waits[i]->fd_kind, "pipe") != 0 || other_end(waits[i], ends, nends) < nends) continue;
+        ends[nends++] = (struct pipe_end){.inode = waits[i]->inode, .want_write = wants_writers(waits[i])};
     }
     if (!nends) return;
     scan_pipe_holders(ends, nends);
     for (size_t i = 0; i < n; i++) {
-        if (!waits[i] || strcmp(waits[i]->fd_kind, "pipe") != 0) continue;
-        int want_write = waits[i]->fd_flags < 0 || (waits[i]->fd_flags & O_ACCMODE) == O_RDONLY;
-        for (size_t k = 0; k < nends; k++)
-            if (ends[k].inode == waits[i]->inode && ends[k].want_write == want_write)
-                pipe_object(&ends[k], waits[i]->object, sizeof waits[i]->object);
+        size_t k = waits[i] && strcmp(waits[i]->fd_kind, "pipe") == 0 ? other_end(waits[i], ends, nends) : nends;
+        if (k < nends) pipe_object(&ends[k], waits[i]->object, sizeof waits[i]->object);
     }
 }
 

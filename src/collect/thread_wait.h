@@ -31,6 +31,10 @@ struct thread_wait {
     double since;               /* seconds since it last ran (sched's se.exec_start); -1 unknown */
 };
 
+/* /proc/PID/task/TID/syscall ("NR a1..a6 sp pc", "-1 sp pc" outside a call, or "running"): 1 blocked, with nr
+ * (-1 outside a system call), the six arguments (0 outside one), sp and pc; 0 running; -1 unreadable. */
+int thread_syscall_read(int pid, int tid, long *nr, unsigned long long args[6], unsigned long long *sp,
+                        unsigned long long *pc);
 /* Reads tid's wait. Returns 0, or -1 when it is running or its syscall file is unreadable (w is then unset). */
 int thread_wait_read(int pid, int tid, char state, struct thread_wait *w);
 /* What needs every thread: futex fellows and what holds the other end of each pipe (one scan of /proc). */

@@ -281,20 +281,13 @@ static int cache_prepare(struct stack_cache *cache, int pid, char *err, size_t e
 
 #define NO_STOP_STACK 65536 /* bytes of stack copied per blocked thread: cheap, and deep stacks fit */
 
-/* A thread blocked in a system call: its user sp and pc from /proc/PID/task/TID/syscall ("NR a1..a6 sp pc").
- * Returns 1 when blocked with sp and pc known, 0 when running ("running") or unreadable. */
+/* A thread blocked in a system call: its user sp and pc (collect/thread_wait reads the syscall file). Returns 1 when
+ * blocked with sp and pc known, 0 when running or unreadable. */
 static int blocked_at(int pid, int tid, unsigned long long *sp, unsigned long long *pc)
 {
-    char path[96], text[256];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", pid, tid);
-    if (fileio_read_at(AT_FDCWD, path, text, sizeof text) <= 0 || strncmp(text, "running", 7) == 0) return 0;
-    char *words[9];
-    int n = 0;
-    for (char *w = strtok(text, " \n"); w && n < 9; w = strtok(NULL, " \n")) words[n++] = w;
-    if (n < 3) return 0;
-    *sp = strtoull(words[n - 2], NULL, 16);
-    *pc = strtoull(words[n - 1], NULL, 16);
-    return *sp != 0 && *pc != 0;
+    long nr;
+    unsigned long long args[6];
+    return thread_syscall_read(pid, tid, &nr, args, sp, pc) == 1 && *sp != 0 && *pc != 0;
 }
 
 /* One thread read while the process runs: a blocked one unwound from a copy of its stack, checked to have stayed
@@ -322,12 +315,17 @@ static void capture_running_thread(int pid, struct unwinder *uw, unsigned char *
     t->capture_error = 1;
 }
 
-/* Stops every thread (but those in D, read unstopped), unwinds the ones asked for to bare PCs, detaches. */
-static int capture_stopped(int pid, const struct stack_options *o, struct unwinder *uw, struct stack_result *out,
-                           char *err, size_t errlen)
+/* Stops every thread but those in D when sampled (ts: read unstopped), unwinds the ones asked for to bare PCs,
+ * detaches. */
+static int capture_stopped(int pid, const struct stack_options *o, struct unwinder *uw, const struct thread_sample *ts,
+                           int nts, struct stack_result *out, char *err, size_t errlen)
 {
+    int *asleep = malloc((size_t)(nts ? nts : 1) * sizeof *asleep), nasleep = 0;
+    for (int i = 0; asleep && i < nts; i++)
+        if (ts[i].state == 'D') asleep[nasleep++] = ts[i].tid;
     struct ptrace_session s;
-    int rc = ptrace_session_stop_leaving_d(&s, pid, o->timeout, o->cancel, err, errlen);
+    int rc = ptrace_session_stop_leaving(&s, pid, asleep, nasleep, o->timeout, o->cancel, err, errlen);
+    free(asleep);
     if (rc < 0) {
         ptrace_session_free(&s);
         return rc;
@@ -416,7 +414,7 @@ int stack_capture(int pid, const struct stack_options *o, struct stack_result *o
 
     if ((rc = cache_prepare(cache, pid, err, errlen)) < 0) goto out;
     if (o->no_stop) rc = capture_running(pid, o, cache->unwinder, before, nbefore, out, err, errlen);
-    else rc = capture_stopped(pid, o, cache->unwinder, out, err, errlen);
+    else rc = capture_stopped(pid, o, cache->unwinder, before, nbefore, out, err, errlen);
     if (rc < 0) goto out;
     if (waits) attach_waits(pid, out, before, waits, nbefore);
     free(waits);

@@ -113,10 +113,13 @@ static int add(struct ptrace_session *s, int tid)
     return 0;
 }
 
-static int in_uninterruptible_sleep(int pid, int tid)
+/* One the caller saw in D and still in D now: only those few are read again, inside the stop's window. */
+static int left_alone(const struct ptrace_session *s, int tid)
 {
     struct procstat ps;
-    return procstat_read(pid, tid, &ps) == 0 && ps.state == 'D';
+    for (int i = 0; i < s->nleave; i++)
+        if (s->leave[i] == tid) return procstat_read(s->pid, tid, &ps) == 0 && ps.state == 'D';
+    return 0;
 }
 
 /* Seizes and interrupts every thread not yet in the session; returns how many were new, or -errno. */
@@ -136,7 +139,7 @@ static int seize_new_threads(struct ptrace_session *s, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             break;
         }
-        if (s->leave_d && in_uninterruptible_sleep(s->pid, tid)) {
+        if (left_alone(s, tid)) {
             s->threads[s->n - 1].left = 1;
             continue;
         }
@@ -231,13 +234,14 @@ static int wait_all(struct ptrace_session *s, double deadline, const volatile si
     }
 }
 
-static int stop_threads(struct ptrace_session *s, int pid, int only_tid, int leave_d, double timeout,
+static int stop_threads(struct ptrace_session *s, int pid, int only_tid, const int *leave, int nleave, double timeout,
                         const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->pid = pid;
     s->only_tid = only_tid;
-    s->leave_d = leave_d;
+    s->leave = leave;
+    s->nleave = nleave;
     int rc = ptrace_session_check(pid, err, errlen);
     if (rc < 0) return rc;
     pid_t self = (pid_t)syscall(SYS_gettid);
@@ -277,19 +281,19 @@ static int stop_threads(struct ptrace_session *s, int pid, int only_tid, int lea
 int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
                         char *err, size_t errlen)
 {
-    return stop_threads(s, pid, 0, 0, timeout, cancel, err, errlen);
+    return stop_threads(s, pid, 0, NULL, 0, timeout, cancel, err, errlen);
 }
 
-int ptrace_session_stop_leaving_d(struct ptrace_session *s, int pid, double timeout,
-                                  const volatile sig_atomic_t *cancel, char *err, size_t errlen)
+int ptrace_session_stop_leaving(struct ptrace_session *s, int pid, const int *leave, int nleave, double timeout,
+                                const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
-    return stop_threads(s, pid, 0, 1, timeout, cancel, err, errlen);
+    return stop_threads(s, pid, 0, leave, nleave, timeout, cancel, err, errlen);
 }
 
 int ptrace_session_stop_thread(struct ptrace_session *s, int pid, int tid, double timeout,
                                const volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
-    return stop_threads(s, pid, tid, 0, timeout, cancel, err, errlen);
+    return stop_threads(s, pid, tid, NULL, 0, timeout, cancel, err, errlen);
 }
 
 void ptrace_session_detach(struct ptrace_session *s, double linger)

@@ -16,7 +16,7 @@ struct ptrace_thread {
     int gone;        /* exited during the session (its exit status consumed) */
     int exiting;     /* on its way out: it will never stop; its exit is collected on detach */
     int held;        /* kept stopped by the session's owner when the others are released (signal_trap's hit) */
-    int left;        /* ptrace_session_stop_leaving_d: in uninterruptible sleep (D) when found, never seized */
+    int left;        /* ptrace_session_stop_leaving: one the caller saw in uninterruptible sleep (D), never seized */
 };
 
 struct ptrace_session {
@@ -29,7 +29,8 @@ struct ptrace_session {
     int detached;
     int boosted, old_nice; /* the calling thread's nice value, raised while the target is stopped */
     int only_tid;          /* ptrace_session_stop_thread: the one thread stopped, the others run on */
-    int leave_d;           /* ptrace_session_stop_leaving_d */
+    const int *leave;      /* ptrace_session_stop_leaving: tids not to seize */
+    int nleave;
 };
 
 /* Checks pid is a live user-space process (exists, not a zombie, not a kernel thread), saying why not in err.
@@ -45,11 +46,14 @@ int ptrace_session_check(int pid, char *err, size_t errlen);
 int ptrace_session_stop(struct ptrace_session *s, int pid, double timeout, const volatile sig_atomic_t *cancel,
                         char *err, size_t errlen);
 
-/* The same, but a thread found in uninterruptible sleep (D) is left alone (its ptrace_thread marked left): it would
- * not stop before it wakes, which on a hung NFS mount or a frozen cgroup is never, and a seized thread cannot be let
- * go before it stops. Its user registers hold still while it sleeps; the caller reads it unstopped and checks. */
-int ptrace_session_stop_leaving_d(struct ptrace_session *s, int pid, double timeout,
-                                  const volatile sig_atomic_t *cancel, char *err, size_t errlen);
+/* The same, but the threads in leave (the caller saw them in uninterruptible sleep, D, a moment before) are left
+ * alone, their ptrace_thread marked left: a D thread would not stop before it wakes, which on a hung NFS mount or a
+ * frozen cgroup is never, and a seized thread cannot be let go before it stops. Its user registers hold still while
+ * it sleeps; the caller reads it unstopped and checks. The candidates come from the caller, which has just read
+ * every thread's state: only they are read again (still in D?), so the stop holds no extra read per thread. leave
+ * must live until the call returns. */
+int ptrace_session_stop_leaving(struct ptrace_session *s, int pid, const int *leave, int nleave, double timeout,
+                                const volatile sig_atomic_t *cancel, char *err, size_t errlen);
 
 /* The same for one thread of pid only (the others keep running): a pause of that thread, e.g. to make it run a
  * system call. */
