@@ -33,10 +33,11 @@ struct rt_frame *rt_frames_dup(const struct rt_frame *f, int n)
     return c;
 }
 
-static void lock_free(struct rt_lock *l)
+void rt_lock_free(struct rt_lock *l)
 {
     free(l->address);
     free(l->class_name);
+    l->address = l->class_name = NULL;
 }
 
 void rt_stack_free(struct rt_stack *s)
@@ -48,8 +49,8 @@ void rt_stack_free(struct rt_stack *s)
         free(t->created_by);
         rt_frames_free(t->frames, t->nframes);
         free(t->wait_how);
-        lock_free(&t->waits_for);
-        for (int k = 0; k < t->nholds; k++) lock_free(&t->holds[k]);
+        rt_lock_free(&t->waits_for);
+        for (int k = 0; k < t->nholds; k++) rt_lock_free(&t->holds[k]);
         free(t->holds);
     }
     for (int i = 0; i < s->ndeadlocks; i++) {
@@ -57,7 +58,7 @@ void rt_stack_free(struct rt_stack *s)
             struct rt_deadlock_edge *e = &s->deadlocks[i].edges[k];
             free(e->thread);
             free(e->how);
-            lock_free(&e->lock);
+            rt_lock_free(&e->lock);
             free(e->held_by);
         }
         free(s->deadlocks[i].edges);

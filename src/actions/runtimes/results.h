@@ -66,6 +66,7 @@ struct rt_stack {
 };
 
 void rt_stack_free(struct rt_stack *s);
+void rt_lock_free(struct rt_lock *l);
 
 /* ---- named values with units: memstats, runtime stats, heap info ---- */
 

@@ -226,62 +226,54 @@ void goroutines_read(struct modules *m, const struct mem_reader *mem, struct gor
 #define SCRATCH_PER_GOROUTINE(g_size) (2 * (size_t)(g_size) + 4096)
 #define SCRATCH_MAX (64u << 20) /* beyond, what does not fit is malloc'd during the stop */
 
-/* A goroutine's stack, [addr, addr + len), as it was during the stop. */
-struct stack_copy {
-    unsigned long long addr;
-    size_t len;
-    unsigned char *bytes; /* NULL: not copied */
-};
-
+/* A goroutine's stack as it was during the stop: a span [addr, addr + len) of the process, buf NULL when it was not
+ * copied. */
 static int read_copy(void *ctx, unsigned long long addr, void *buf, size_t len)
 {
-    const struct stack_copy *c = ctx;
-    if (!c->bytes || addr < c->addr || addr - c->addr > c->len || len > c->len - (addr - c->addr)) return -1;
-    memcpy(buf, c->bytes + (addr - c->addr), len);
+    const struct mem_span *c = ctx;
+    if (!c->buf || addr < c->addr || addr - c->addr > c->len || len > c->len - (addr - c->addr)) return -1;
+    memcpy(buf, (const unsigned char *)c->buf + (addr - c->addr), len);
     return 0;
 }
 
-/* Each goroutine's stack from sp to the top, all read together: walking frames is what takes time, so it is done
- * from the copies once the process runs again. One too deep, past the total or unreadable is walked here and now
- * (a running one has nothing to walk). */
-static void copy_stacks(const struct go_program *p, const struct mem_reader *mem, struct arena *scratch,
-                        struct go_goroutine *gs, int n, struct stack_copy *copies, struct goroutines *out)
+static void drop_copy(struct arena *scratch, struct mem_span *c)
 {
-    struct mem_span *spans = calloc((size_t)(n ? n : 1), sizeof *spans);
-    int *owner = calloc((size_t)(n ? n : 1), sizeof *owner);
-    size_t total = 0, nspans = 0;
-    for (int i = 0; spans && owner && i < n; i++) {
+    if (!arena_owns(scratch, c->buf)) free(c->buf);
+    c->buf = NULL;
+}
+
+/* Each goroutine's stack from sp to the top (copies[i], one span per goroutine), all read together: walking frames
+ * is what takes time, so it is done from the copies once the process runs again. One too deep, past the total or
+ * unreadable is walked here and now (a running one has nothing to walk). */
+static void copy_stacks(const struct go_program *p, const struct mem_reader *mem, struct arena *scratch,
+                        struct go_goroutine *gs, int n, struct mem_span *copies, struct goroutines *out)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
         const struct go_goroutine *g = &gs[i];
         size_t len = g->stack_hi > g->sp ? (size_t)(g->stack_hi - g->sp) : 0;
-        if (g->status == GO_RUNNING || !len || len > STACK_COPY_MAX || total + len > STACK_COPY_TOTAL ||
-            !((copies[i].bytes = arena_take(scratch, len)) || (copies[i].bytes = malloc(len))))
-            continue;
-        copies[i] = (struct stack_copy){g->sp, len, copies[i].bytes};
-        total += len;
-        owner[nspans] = i;
-        spans[nspans++] = (struct mem_span){g->sp, copies[i].bytes, len, 0};
+        void *buf = NULL;
+        if (g->status != GO_RUNNING && len && len <= STACK_COPY_MAX && total + len <= STACK_COPY_TOTAL &&
+            ((buf = arena_take(scratch, len)) || (buf = malloc(len))))
+            total += len;
+        copies[i] = (struct mem_span){g->sp, buf, buf ? len : 0, 0};
     }
-    if (spans && owner) mem_read_spans(mem, spans, nspans);
-    for (size_t k = 0; spans && owner && k < nspans; k++) {
-        if (spans[k].ok) continue;
-        if (!arena_owns(scratch, copies[owner[k]].bytes)) free(copies[owner[k]].bytes);
-        copies[owner[k]].bytes = NULL;
+    mem_read_spans(mem, copies, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (copies[i].buf && !copies[i].ok) drop_copy(scratch, &copies[i]);
+        if (!copies[i].buf) unwind_goroutine(p, mem, &gs[i], &out->list[i]);
     }
-    for (int i = 0; i < n; i++)
-        if (!copies[i].bytes) unwind_goroutine(p, mem, &gs[i], &out->list[i]);
-    free(spans);
-    free(owner);
 }
 
 /* After the stop: the copied stacks walked. */
 static void walk_copies(const struct go_program *p, struct arena *scratch, struct go_goroutine *gs, int n,
-                        struct stack_copy *copies, struct goroutines *out)
+                        struct mem_span *copies, struct goroutines *out)
 {
     for (int i = 0; i < n; i++) {
-        if (!copies[i].bytes) continue;
+        if (!copies[i].buf) continue;
         struct mem_reader from_copy = {read_copy, &copies[i], NULL};
         unwind_goroutine(p, &from_copy, &gs[i], &out->list[i]);
-        if (!arena_owns(scratch, copies[i].bytes)) free(copies[i].bytes);
+        drop_copy(scratch, &copies[i]);
     }
     out->n = n;
 }
@@ -416,7 +408,7 @@ int goroutines_capture(int pid, double timeout, const volatile sig_atomic_t *can
         /* stopped only while the list and the stacks are read: a running program's would tear */
         struct ptrace_session s;
         struct go_goroutine *gs = NULL;
-        struct stack_copy *copies = NULL;
+        struct mem_span *copies = NULL;
         int n = -1;
         struct mem_reader live = {read_live, &pid, read_live_spans}, mem;
         /* room for the g's and their stacks, faulted in now: none of it faults during the stop */

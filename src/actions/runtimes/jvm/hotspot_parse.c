@@ -153,14 +153,12 @@ static int add_held(struct rt_thread *t, const char *s, size_t n)
     struct rt_lock l;
     int rc = parse_lock_ref(s, n, &l);
     if (rc < 0 || t->nholds >= MAX_FRAMES) {
-        free(l.address);
-        free(l.class_name);
+        rt_lock_free(&l);
         return rc == -ENOMEM ? rc : 0;
     }
     size_t cap = (size_t)t->nholds; /* grown one at a time: a thread holds few locks */
     if (GROW(t->holds, cap, t->nholds, 1) < 0) {
-        free(l.address);
-        free(l.class_name);
+        rt_lock_free(&l);
         return -ENOMEM;
     }
     t->holds[t->nholds++] = l;
@@ -182,8 +180,7 @@ static int parse_lock_line(struct rt_thread *t, const char *s, size_t n)
         int rc = parse_lock_ref(s + k, n - k, &l);
         if (rc == 0 && !(t->wait_how = dupn(waits[i], k))) rc = -ENOMEM;
         if (rc < 0) {
-            free(l.address);
-            free(l.class_name);
+            rt_lock_free(&l);
             return rc == -ENOMEM ? rc : 0;
         }
         t->waits_for = l;
@@ -282,8 +279,7 @@ static void drop_released(struct rt_thread *t)
     int kept = 0;
     for (int j = 0; j < t->nholds; j++) {
         if (t->holds[j].address && strcmp(t->holds[j].address, t->waits_for.address) == 0) {
-            free(t->holds[j].address);
-            free(t->holds[j].class_name);
+            rt_lock_free(&t->holds[j]);
         } else {
             t->holds[kept++] = t->holds[j];
         }
