@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "util/tasks.h"
 #include "util/text.h"
 #include "growth.h"
+#include "history.h"
 #include "proc_net.h"
 #include "procactivity.h"
 #include "tcp_counters.h"
@@ -48,6 +50,7 @@ struct proc_entry {
     double statm_time;
     unsigned long long statm_rss; /* valid while row.shared_bytes >= 0 */
     struct growth growth;
+    struct history history; /* processes only, not thread rows */
     /* Caches of this identity, dropped when the program changes (exec). */
     char *cmdline;
     int cmdline_tried;
@@ -87,6 +90,7 @@ struct proctable {
     struct proc_row **rows;
     size_t nrows, rows_cap;
     struct task_counts counts;
+    struct history_clock clock; /* when each process's history sample was taken */
     struct tcp_counters tcp; /* dumped once a refresh, when a row needs it */
     unsigned tcp_gen;
     int tcp_ok;
@@ -175,6 +179,7 @@ static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
     entry_close_kept(t, e);
     e->have_prev = 0;
     memset(&e->growth, 0, sizeof e->growth);
+    history_free(&e->history);
     e->row.uid_known = 0;
     e->row.shared_bytes = -1;
     e->row.io_known = e->row.io_rates_known = e->row.sched_known = e->row.sched_rates_known = 0;
@@ -192,6 +197,7 @@ static void entry_free(struct proctable *t, struct proc_entry *e)
     close_fd(t, &e->stat_fd);
     entry_close_kept(t, e);
     proc_net_state_free(&e->net);
+    history_free(&e->history);
     free(e);
 }
 
@@ -316,6 +322,11 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
 
     /* stat's value for every sample: a slope over one source, not a step where statm's takes over */
     r->growth_known = growth_add(&e->growth, now, rss, &r->growth_bytes_per_min);
+    struct history_sample *hs = r->is_thread ? NULL : history_add(&e->history, &t->clock);
+    if (hs) {
+        history_set(hs, HIST_CPU, first_refresh ? NAN : r->cpu_percent);
+        history_set(hs, HIST_RES, (double)r->rss_bytes);
+    }
     return 0;
 }
 
@@ -444,6 +455,7 @@ int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t e
     t->nrows = 0;
     memset(&t->counts, 0, sizeof t->counts);
     if (!t->mem_total) t->mem_total = read_mem_total(t->procfd);
+    history_clock_tick(&t->clock, now);
 
     int dfd = openat(t->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -590,6 +602,17 @@ static void fill_runtime(struct proctable *t, struct proc_entry *e, double now)
     }
 }
 
+/* Two rates just taken go into the process's sample of this refresh (a rate read on demand is in the history only
+ * for the refreshes that read it: the rows shown, the process the History tab shows). */
+static void history_note(struct proctable *t, struct proc_entry *e, enum history_field f1, double v1,
+                         enum history_field f2, double v2)
+{
+    struct history_sample *hs = e->row.is_thread ? NULL : history_current(&e->history, &t->clock);
+    if (!hs) return;
+    history_set(hs, f1, v1);
+    history_set(hs, f2, v2);
+}
+
 /* A counter's rate since the previous fill; a counter that fell (a thread ended and took its share out of a sum)
  * counts as unchanged. */
 static double rate_since(unsigned long long now_v, unsigned long long prev_v, double seconds)
@@ -614,6 +637,7 @@ static void fill_io(struct proctable *t, struct proc_entry *e, double now)
         r->disk_read_per_sec = rate_since(io.read_bytes, r->disk_read_bytes, now - e->io_time);
         r->disk_write_per_sec = rate_since(io.write_bytes, r->disk_write_bytes, now - e->io_time);
         r->io_rates_known = 1;
+        history_note(t, e, HIST_DISK_READ, r->disk_read_per_sec, HIST_DISK_WRITE, r->disk_write_per_sec);
     }
     r->disk_read_bytes = io.read_bytes;
     r->disk_write_bytes = io.write_bytes;
@@ -645,6 +669,7 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
         r->wait_percent = rate_since(sc.wait_ns, r->wait_ns, seconds) / 1e7; /* ns per s, as a share of one CPU */
         r->switches_per_sec = rate_since(sc.switches, r->switches, seconds);
         r->sched_rates_known = 1;
+        history_note(t, e, HIST_WAIT, r->wait_percent, HIST_WAIT, r->wait_percent);
     }
     r->wait_ns = sc.wait_ns;
     r->switches = sc.switches;
@@ -687,6 +712,7 @@ static void fill_net(struct proctable *t, struct proc_entry *e, double now)
         r->net_received_per_sec = rate_since(received, 0, now - e->net_time);
         r->net_sent_per_sec = rate_since(sent, 0, now - e->net_time);
         r->net_rates_known = 1;
+        history_note(t, e, HIST_NET_RECEIVED, r->net_received_per_sec, HIST_NET_SENT, r->net_sent_per_sec);
     }
     r->net_known = 1;
     e->net_time = now;
@@ -724,6 +750,18 @@ struct proc_row **proctable_rows(struct proctable *t, size_t *n)
 {
     *n = t->nrows;
     return t->rows;
+}
+
+struct proc_row *proctable_find(struct proctable *t, int pid)
+{
+    struct proc_entry *e = entry_find(t, pid);
+    return e && e->gen == t->gen ? &e->row : NULL;
+}
+
+size_t proctable_history(struct proctable *t, int pid, double since, struct history_point *out, size_t max)
+{
+    struct proc_entry *e = entry_find(t, pid);
+    return e && e->gen == t->gen && !e->row.is_thread ? history_read(&e->history, &t->clock, since, out, max) : 0;
 }
 
 struct task_counts proctable_counts(const struct proctable *t) { return t->counts; }

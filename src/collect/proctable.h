@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "history.h"
 #include "runtime.h"
 
 /* What a caller needs beyond /proc/PID/stat, per row (see render/columns.c for which column needs what). */
@@ -80,6 +81,10 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
 
 /* The rows of the last refresh; valid until the next refresh. */
 struct proc_row **proctable_rows(struct proctable *t, size_t *n);
+/* The row of process or thread pid in the last refresh, or NULL. */
+struct proc_row *proctable_find(struct proctable *t, int pid);
+/* Process pid's history samples taken at or after since (monotonic seconds), oldest first; returns how many. */
+size_t proctable_history(struct proctable *t, int pid, double since, struct history_point *out, size_t max);
 struct task_counts proctable_counts(const struct proctable *t);
 /* Seconds covered by the CPU% of the last refresh (0 on the first). */
 double proctable_interval(const struct proctable *t);

@@ -1,6 +1,7 @@
 #include "info_pane.h"
 
 #include <curses.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "actions/runtimes/provider.h"
 #include "collect/procinfo.h"
 #include "collect/proctable.h"
+#include "render/history_text.h"
 #include "render/procinfo_text.h"
 #include "render/rt_text.h"
 #include "util/clock.h"
@@ -16,10 +18,10 @@
 #include "pane.h"
 #include "tui_state.h"
 
-#define TABS 7
-#define HISTORY 120
+#define TABS 8
+#define HISTORY_TAB 7 /* the tabs before it are procinfo sections, tab i section 1 << i */
 
-static const char *const tab_titles[TABS] = {"General", "Memory", "Modules", "FDs", "Threads", "Environment", "I/O"};
+static const char *const tab_titles[TABS] = {"General", "Memory", "Modules", "FDs", "Threads", "Environment", "I/O", "History"};
 
 struct prev_tick { int tid; double cpu_seconds; };
 
@@ -31,10 +33,6 @@ struct info_pane {
     struct proc_info info;
     int have_info;
     char err[256];
-    /* RSS since the pane opened, for the sparkline and the growth rate. */
-    double rss_time[HISTORY];
-    long long rss[HISTORY];
-    int nrss;
     /* Thread CPU seconds at the previous read, for per-thread CPU%. */
     struct prev_tick *prev;
     int nprev;
@@ -96,21 +94,41 @@ static void thread_cpu(struct info_pane *ip, double now)
     ip->prev_time = now;
 }
 
-static void sparkline(const struct info_pane *ip, int ascii, char *out, size_t n)
+/* The table's history of the process (kept for every process, so the pane shows minutes from before it opened). */
+static size_t history_points(struct tui *t, const struct info_pane *ip, struct history_point **out)
 {
-    static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    static const char ascii_blocks[] = "_.-=+*#@";
-    long long lo = ip->rss[0], hi = ip->rss[0];
-    for (int i = 0; i < ip->nrss; i++) {
-        if (ip->rss[i] < lo) lo = ip->rss[i];
-        if (ip->rss[i] > hi) hi = ip->rss[i];
+    *out = malloc(HISTORY_SLOTS * sizeof **out);
+    return *out ? proctable_history(t->mon.table, ip->pid, 0, *out, HISTORY_SLOTS) : 0;
+}
+
+/* The Memory tab's first line: RSS over the time kept and its growth rate. */
+static void memory_history_line(struct tui *t, const struct info_pane *ip, struct text_lines *tl)
+{
+    struct history_point *pts;
+    size_t n = history_points(t, ip, &pts);
+    char line[1024], rate[64] = "-";
+    int width = COLS - 40 > 10 ? COLS - 40 : 10;
+    if (n && history_text_field(pts, n, HIST_RES, width > 200 ? 200 : width, t->scr.glyphs != GLYPHS_UTF8, line,
+                                sizeof line)) {
+        double dt = pts[n - 1].t - pts[0].t;
+        if (dt >= 1.0) {
+            double per_min = (pts[n - 1].v[HIST_RES] - pts[0].v[HIST_RES]) * 60.0 / dt;
+            char b[32];
+            text_format_bytes(b, sizeof b, (long long)fabs(per_min));
+            snprintf(rate, sizeof rate, "%s%s/min", per_min < 0 ? "-" : "+", b);
+        }
+        text_lines_add(tl, "RSS, last %.0f s (%zu samples): %s  %s", dt, n, line, rate);
+        text_lines_add(tl, "%s", "");
     }
-    size_t off = 0;
-    out[0] = '\0';
-    for (int i = 0; i < ip->nrss && off + 4 < n; i++) {
-        int level = hi > lo ? (int)((ip->rss[i] - lo) * 7 / (hi - lo)) : 0;
-        off += (size_t)snprintf(out + off, n - off, "%s", ascii ? (char[]){ascii_blocks[level], 0} : blocks[level]);
-    }
+    free(pts);
+}
+
+static void history_tab(struct tui *t, const struct info_pane *ip, struct text_lines *tl)
+{
+    struct history_point *pts;
+    size_t n = history_points(t, ip, &pts);
+    history_text(pts, n, clock_monotonic_seconds(), COLS, t->scr.glyphs != GLYPHS_UTF8, tl);
+    free(pts);
 }
 
 /* One tab of the bar, the current one in brackets; returns its width. */
@@ -157,20 +175,13 @@ static void render(struct tui *t, struct pane *p)
         pane_set_lines(p, &tl);
         return;
     }
-    enum procinfo_section s = (enum procinfo_section)(1 << ip->tab);
-    if (s == PI_MEMORY && ip->nrss > 0) {
-        char spark[HISTORY * 4], rate[64] = "-";
-        sparkline(ip, t->scr.glyphs != GLYPHS_UTF8, spark, sizeof spark);
-        double dt = ip->rss_time[ip->nrss - 1] - ip->rss_time[0];
-        if (dt >= 1.0) {
-            double per_min = (double)(ip->rss[ip->nrss - 1] - ip->rss[0]) * 60.0 / dt;
-            char b[32];
-            text_format_bytes(b, sizeof b, (long long)(per_min < 0 ? -per_min : per_min));
-            snprintf(rate, sizeof rate, "%s%s/min", per_min < 0 ? "-" : "+", b);
-        }
-        text_lines_add(&tl, "RSS since opened (%d samples): %s  %s", ip->nrss, spark, rate);
-        text_lines_add(&tl, "%s", "");
+    if (ip->tab == HISTORY_TAB) {
+        history_tab(t, ip, &tl);
+        pane_set_lines(p, &tl);
+        return;
     }
+    enum procinfo_section s = (enum procinfo_section)(1 << ip->tab);
+    if (s == PI_MEMORY) memory_history_line(t, ip, &tl);
     struct procinfo_text_opts o = {ip->show_secrets, ip->env_filter};
     procinfo_text_section(&ip->info, s, &o, &tl);
     if (s == PI_MEMORY) memstats_lines(ip, &tl);
@@ -180,28 +191,21 @@ static void render(struct tui *t, struct pane *p)
     pane_set_lines(p, &tl);
 }
 
-/* Reads the process again (cheap: /proc only; smaps_rollup for this one process). */
-static void collect(struct info_pane *ip)
+/* Reads the process again (cheap: /proc only; smaps_rollup for this one process), and has the table read its
+ * rates on demand too (disk, network, WAIT%), so its history holds them for as long as the pane is open. */
+static void collect(struct tui *t, struct info_pane *ip)
 {
     procinfo_free(&ip->info);
     ip->have_info = procinfo_collect(ip->pid, PI_ALL, 0, &ip->info, ip->err, sizeof ip->err) == 0;
     if (!ip->have_info) return;
-    double now = clock_monotonic_seconds();
-    thread_cpu(ip, now);
-    if (ip->info.memory.rss >= 0) {
-        if (ip->nrss == HISTORY) {
-            memmove(ip->rss, ip->rss + 1, (HISTORY - 1) * sizeof ip->rss[0]);
-            memmove(ip->rss_time, ip->rss_time + 1, (HISTORY - 1) * sizeof ip->rss_time[0]);
-            ip->nrss--;
-        }
-        ip->rss[ip->nrss] = ip->info.memory.rss;
-        ip->rss_time[ip->nrss++] = now;
-    }
+    thread_cpu(ip, clock_monotonic_seconds());
+    struct proc_row *row = proctable_find(t->mon.table, ip->pid);
+    if (row) proctable_fill(t->mon.table, &row, 1, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
 }
 
 static void tick(struct tui *t, struct pane *p)
 {
-    collect(p->state);
+    collect(t, p->state);
     render(t, p);
 }
 
@@ -281,7 +285,7 @@ static enum pane_open_result open_pane(struct tui *t, struct pane *p, const stru
 
 const struct pane_class info_pane_class = {
     .name = "details",
-    .keys_help = "1-7/Left/Right tabs|1-7 tabs  m secrets  \\ filter env|\\ filter",
+    .keys_help = "1-8/Left/Right tabs|1-8 tabs  m secrets  \\ filter env|\\ filter",
     .state_size = sizeof(struct info_pane),
     .open = open_pane,
     .key = key,

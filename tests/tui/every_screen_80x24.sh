@@ -117,8 +117,8 @@ tui_keys Enter
 # ---- the details pane, each tab ----
 tui_keys Enter
 tui_wait '\[1 General\]' || fail "the details pane did not open"
-TABS=(General Memory Modules FDs Threads Environment "I/O")
-for i in 1 2 3 4 5 6 7; do
+TABS=(General Memory Modules FDs Threads Environment "I/O" History)
+for i in 1 2 3 4 5 6 7 8; do
     tui_keys "$i"
     check "details tab $i: its name on screen" tui_wait "\[$i ${TABS[$((i - 1))]}\]" 5
     pane_ok "details tab $i"
@@ -134,6 +134,7 @@ for i in 1 2 3 4 5 6 7; do
         tui_keys -l '\'; tui_keys E V E R Y Enter
         check "tab 6: a value longer than the screen, to its last word" shows env "EVERY_SCREEN_NOTE=$NOTE"
         ;;
+    8) check "tab 8: each field's line fits, its maximum on the same line" tui_wait '^CPU% .* max [0-9.]+%$' ;;
     esac
 done
 tui_keys Escape

@@ -26,7 +26,7 @@ tui_keys Enter 4
 check "FDs: the listening socket with its port" tui_wait "socket +tcp 127.0.0.1:$PORT LISTEN"
 tui_keys 2
 sleep 1.5
-check "Memory: the RSS sparkline since the pane opened" tui_wait 'RSS since opened \([0-9]+ samples\): [▁▂▃▄▅▆▇█]+'
+check "Memory: the RSS sparkline over the time kept" tui_wait 'RSS, last [0-9]+ s \([0-9]+ samples\): [▁▂▃▄▅▆▇█]+'
 tui_keys Escape
 check "Esc returns to the table" tui_wait 'PID USER'
 tui_keys q
