@@ -11,6 +11,7 @@
 
 #include "actions/target/process_control.h"
 #include "collect/procinfo.h"
+#include "render/history_json.h"
 #include "render/json_util.h"
 #include "render/procinfo_json.h"
 #include "render/snapshot_json.h"
@@ -250,4 +251,31 @@ void api_processes_signal(struct api_state *s, const struct api_request *rq, str
     char *doc = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     api_reply_json(out, 200, doc);
+}
+
+/* GET /api/processes/{pid}/history[?seconds=N]: the table's history of the process (api_monitor samples when a
+ * request comes, so the history holds the moments somebody asked: the explorer's chart polls it). Reading it also
+ * reads the process's disk, network and WAIT% rates, so they are in the samples taken while a chart is open. */
+void api_processes_history(struct api_state *s, const struct api_request *rq, struct api_reply *out)
+{
+    long seconds;
+    if (target_check(rq, out) < 0 || api_arg_long(rq, out, "seconds", 1, 86400, 86400, &seconds) < 0) return;
+    struct procview_opts o = {.sort = COL_CPU};
+    char err[256];
+    if (api_monitor_acquire(&s->mon, &o, err, sizeof err) < 0) {
+        api_reply_error(out, 500, "%s", err);
+        return;
+    }
+    struct proctable *t = s->mon.m.table;
+    struct proc_row *row = proctable_find(t, rq->route->pid);
+    if (row) proctable_fill(t, &row, 1, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
+    struct history_point *p = malloc(HISTORY_SLOTS * sizeof *p);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    double now = clock_monotonic_seconds();
+    size_t n = p && row ? proctable_history(t, rq->route->pid, now - (double)seconds, p, HISTORY_SLOTS) : 0;
+    api_monitor_release(&s->mon);
+    if (!row) api_reply_error(out, 404, "process %d is not in the table (it ended, or is a thread)", rq->route->pid);
+    else api_reply_json(out, 200, history_json(rq->route->pid, p, n, now, (double)wall.tv_sec + wall.tv_nsec / 1e9));
+    free(p);
 }

@@ -27,6 +27,7 @@ static const struct api_route_def routes[] = {
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/modules", "", api_processes_modules},
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/fds", "", api_processes_fds},
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/environment", "show_secrets", api_processes_environment},
+    {API_GET, API_SCOPE_READ, "/api/processes/{pid}/history", "seconds", api_processes_history},
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/stack", "native,no_stop,tid,source,timeout", api_actions_stack},
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/memstats", "native,timeout", api_actions_memstats},
     {API_GET, API_SCOPE_READ, "/api/processes/{pid}/heap", "diff,live,timeout", api_actions_heap},

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drives the explorer page in headless Chromium over the DevTools protocol (--remote-debugging-pipe: NUL-framed
 JSON on fds 3 and 4, the standard library only): load it with an Authorization header, wait for the table, sort
-by PID, filter to a target, open it, check the General tab, trigger a stack, and keep a screenshot.
+by PID, filter to a target, open it, check the General tab, trigger a stack, watch the History tab's charts
+grow, and keep a screenshot.
 usage: cdp_explorer.py URL AUTH_HEADER_VALUE PID SCREENSHOT.png PROFILE_DIR"""
 import base64, json, os, subprocess, sys, time
 
@@ -85,6 +86,15 @@ try:
     check("Stack shows the target's frames", True)
     check("Stack says what a parked thread waits in (pause)",
           js("document.getElementById('stack-output').textContent.includes('waiting in pause()')"))
+    js("document.querySelector('.tab[data-tab=history]').click()")
+    wait_for("document.querySelector('#tab-body .chart polyline') && document.getElementById('tab-body').textContent.includes('CPU %: last')", "the History tab")
+    check("the History tab draws CPU% and resident memory as SVG lines",
+          js("[...document.querySelectorAll('#tab-body .chart-head')].map(h => h.dataset.field).slice(0, 2).join()") == "cpu_percent,res_bytes")
+    first = js("+document.querySelector('#tab-body p').textContent.split(' ')[0]")
+    wait_for("+document.querySelector('#tab-body p').textContent.split(' ')[0] > %d" % first, "more samples", 20)
+    check("the History tab redraws with the live table, with more samples", True)
+    check("the rates read by the history request are charted",
+          js("!!document.querySelector('#tab-body .chart-head[data-field=wait_percent]') && !document.querySelector('#tab-body .chart-head[data-field=wait_percent]').textContent.includes('not read')"))
     png = base64.b64decode(send("Page.captureScreenshot", {"format": "png"})["data"])
     open(shot, "wb").write(png)
     check("a screenshot was kept (%s, %d bytes)" % (shot, len(png)), png[:8] == b"\x89PNG\r\n\x1a\n")

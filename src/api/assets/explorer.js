@@ -1,5 +1,5 @@
 // diagtop's process explorer: the table of GET /api/processes refreshing live, sortable and filterable, and a
-// detail panel (General, Memory, Modules, FDs, Threads, Environment) with Stack, GC, Dump and Profile. Everything
+// detail panel (General, Memory, Modules, FDs, Threads, Environment, History) with Stack, GC, Dump and Profile. Everything
 // the server sends is shown through textContent, never parsed as HTML.
 "use strict";
 
@@ -60,6 +60,7 @@ async function refresh() {
       `${s.tasks.total} processes`;
     setStatus("updated " + new Date().toLocaleTimeString());
     render();
+    if (state.selected !== null && state.tab === "history") showTab("history", true);
   } catch (e) {
     setStatus("refresh failed: " + e.message, true);
   }
@@ -158,13 +159,70 @@ const tabs = {
     const masked = new Set(i.environment_masked || []);
     return table(["Name", "Value"], Object.entries(i.environment || {}).map(([k, v]) => [k, masked.has(k) ? "(masked)" : v]));
   } },
+  history: { path: "/history", show: historyCharts },
 };
 
-async function showTab(name) {
+// ---- the History tab: one SVG chart a field of GET .../history, redrawn with the live table ----
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const HISTORY_FIELDS = [
+  ["cpu_percent", "CPU %", (v) => v.toFixed(1) + "%"],
+  ["res_bytes", "Resident memory", bytes],
+  ["disk_read_bytes_per_second", "Disk read", (v) => bytes(Math.round(v)) + "/s"],
+  ["disk_write_bytes_per_second", "Disk write", (v) => bytes(Math.round(v)) + "/s"],
+  ["net_received_bytes_per_second", "TCP received", (v) => bytes(Math.round(v)) + "/s"],
+  ["net_sent_bytes_per_second", "TCP sent", (v) => bytes(Math.round(v)) + "/s"],
+  ["wait_percent", "Waiting for a CPU", (v) => v.toFixed(1) + "%"],
+];
+
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+// A line over the samples' times; a sample that did not read the field breaks the line.
+function chart(times, values, percent) {
+  const w = 480, h = 64, t0 = times[0], t1 = Math.max(times[times.length - 1], t0 + 1);
+  const known = values.filter((v) => v !== null);
+  const lo = percent ? 0 : Math.min(...known), hi = Math.max(percent ? 100 : 0, ...known);
+  const span = hi > lo ? hi - lo : 1;
+  const g = svg("svg", { class: "chart", viewBox: `0 0 ${w} ${h}`, width: w, height: h, preserveAspectRatio: "none" });
+  g.append(svg("rect", { x: 0, y: 0, width: w, height: h, class: "chart-bg" }));
+  let run = [];
+  const flush = () => {
+    if (run.length) g.append(svg("polyline", { points: run.join(" "), class: "chart-line" }));
+    run = [];
+  };
+  values.forEach((v, i) => {
+    if (v === null) return flush();
+    run.push(`${(((times[i] - t0) / (t1 - t0)) * w).toFixed(1)},${(h - 2 - ((v - lo) / span) * (h - 4)).toFixed(1)}`);
+  });
+  flush();
+  return g;
+}
+
+function historyCharts(doc) {
+  const n = doc.samples, box = el("div", { class: "history" });
+  const when = n > 1 ? `${n} samples over ${Math.round(doc.time[n - 1] - doc.time[0])} s, one every ${doc.interval_seconds} s`
+    : `${n} sample${n === 1 ? "" : "s"}`;
+  box.append(el("p", { class: "muted", text: `${when} (up to ${doc.kept_at_most} kept; the server samples when asked)` }));
+  for (const [key, label, fmt] of HISTORY_FIELDS) {
+    const vals = doc.fields[key] || [], known = vals.filter((v) => v !== null);
+    const head = known.length
+      ? `${label}: last ${fmt(known[known.length - 1])} · min ${fmt(Math.min(...known))} · max ${fmt(Math.max(...known))}`
+      : `${label}: not read yet`;
+    box.append(el("div", { class: "chart-head", "data-field": key, text: head }));
+    if (known.length) box.append(chart(doc.time, vals, key.endsWith("_percent")));
+  }
+  return box;
+}
+
+async function showTab(name, quiet) {
   state.tab = name;
   for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.tab === name);
   const body = $("tab-body"), pid = state.selected;
-  body.replaceChildren(el("span", { class: "muted", text: "loading…" }));
+  if (!quiet) body.replaceChildren(el("span", { class: "muted", text: "loading…" }));
   try {
     const { body: info } = await api("GET", `/api/processes/${pid}${tabs[name].path}`);
     if (pid !== state.selected || name !== state.tab) return;
