@@ -40,6 +40,9 @@ int settings_apply_line(struct settings *s, const char *line)
         return parse_bool(value, &s->tree);
     } else if (strcmp(key, "threads") == 0) {
         return parse_bool(value, &s->show_threads);
+    } else if (strcmp(key, "meters") == 0) {
+        if (strcmp(value, "graph") && strcmp(value, "bar")) return -1;
+        s->meters_graph = value[0] == 'g';
     } else if (strcmp(key, "delay") == 0) {
         return text_parse_seconds(value, &s->delay);
     } else if (strcmp(key, "agent_timeout") == 0) {
@@ -74,8 +77,9 @@ void settings_format(const struct settings *s, char *buf, size_t bufsz)
         off += (size_t)snprintf(cols + off, sizeof cols - off, "%s%s", i ? "," : "", columns_table[s->cols[i]].key);
     snprintf(buf, bufsz,
              "# diagtop settings, written by diagtop\n"
-             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\nagent_timeout=%g\n%s%s%s%s%s%s",
-             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads, s->agent_timeout,
+             "sort=%s\nreverse=%d\ncolumns=%s\ndelay=%g\ntree=%d\nthreads=%d\nmeters=%s\nagent_timeout=%g\n%s%s%s%s%s%s",
+             columns_table[s->sort].key, s->reverse, cols, s->delay, s->tree, s->show_threads,
+             s->meters_graph ? "graph" : "bar", s->agent_timeout,
              s->dump_dir[0] ? "dump_dir=" : "", s->dump_dir, s->dump_dir[0] ? "\n" : "",
              s->drop_frames[0] ? "drop_frames=" : "", s->drop_frames, s->drop_frames[0] ? "\n" : "");
 }

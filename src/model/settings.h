@@ -15,6 +15,7 @@ struct settings {
     int reverse;
     double delay; /* seconds */
     int tree, show_threads;
+    int meters_graph;     /* the header's CPU, memory and swap meters drawn as graphs of their recent past (g) */
     char dump_dir[1024];  /* where core files and profiles go ("": the default rules of dump_path) */
     double agent_timeout; /* seconds for each exchange with a runtime's agent */
     char drop_frames[512]; /* heap profiles: a regex of more allocation wrappers to skip when naming a row ("": none) */

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "render/header_text.h"
+#include "render/sparkline.h"
 #include "util/text.h"
 #include "draw.h"
+#include "header_graph.h"
 #include "watch_pane.h"
 
 #define PRESSURE_LINE_MIN_LINES 30 /* below, a fifth header line would take a line the panes need at 80x24 */
@@ -44,9 +46,23 @@ struct segment {
     char mono_char; /* without colour the parts stay apart by their character */
 };
 
-/* [|||||||      12.3%] with coloured segments; label before it. */
+/* Graph mode: the meter's last values as a sparkline (newest at the right), in the first segment's colour, left
+ * of its text. */
+static void draw_graph(const struct tui *t, int y, int x, int inner, int series, enum ui_style style, int tl)
+{
+    int gw = inner - tl - 1;
+    if (gw > HEADER_GRAPH_LEN) gw = HEADER_GRAPH_LEN;
+    if (gw < 1) return;
+    double v[HEADER_GRAPH_LEN];
+    char line[HEADER_GRAPH_LEN * 4 + 1];
+    header_graph_series(&t->graph, series, v, gw);
+    sparkline_draw(v, gw, 0, 100, t->scr.glyphs != GLYPHS_UTF8, line, sizeof line);
+    draw_text(&t->scr, y, x, gw, line, screen_attr(&t->scr, style));
+}
+
+/* [|||||||      12.3%] with coloured segments (or, in graph mode, the meter's recent past); label before it. */
 static void draw_bar(const struct tui *t, int y, int x, int w, const char *label, const struct segment *segs, int n,
-                     const char *text)
+                     const char *text, int series)
 {
     const struct screen *s = &t->scr;
     int lw = (int)strlen(label);
@@ -56,6 +72,10 @@ static void draw_bar(const struct tui *t, int y, int x, int w, const char *label
     int inner = w - lw - 2;
     int tl = (int)strlen(text);
     int pos = 0;
+    if (t->s->meters_graph) {
+        draw_graph(t, y, x + lw + 1, inner, series, segs[0].style, tl);
+        n = 0;
+    }
     for (int i = 0; i < n; i++) {
         int cells = (int)(segs[i].percent * inner / 100.0 + 0.5);
         if (pos + cells > inner) cells = inner - pos;
@@ -89,7 +109,7 @@ static void draw_cpus(const struct tui *t, int maxrows, int width)
         char label[16], text[16];
         snprintf(label, sizeof label, "%*d", labelw, i);
         snprintf(text, sizeof text, "%.1f%%", 100.0 - u->idle);
-        draw_bar(t, r, c * colw, colw - 1, label, segs, 4, text);
+        draw_bar(t, r, c * colw, colw - 1, label, segs, 4, text, i);
     }
 }
 
@@ -107,7 +127,7 @@ static void draw_memory(const struct tui *t, int y, int width)
         format_size(used, sizeof used, m->used);
         format_size(total, sizeof total, m->total);
         snprintf(text, sizeof text, "%s/%s", used, total);
-        draw_bar(t, y, 0, width - 1, "Mem", segs, 2, text);
+        draw_bar(t, y, 0, width - 1, "Mem", segs, 2, text, HEADER_GRAPH_MEM);
     }
     if (y + 1 < header_view_height(t)) {
         double pct = m->swap_total ? 100.0 * (double)m->swap_used / (double)m->swap_total : 0;
@@ -115,7 +135,7 @@ static void draw_memory(const struct tui *t, int y, int width)
         format_size(used, sizeof used, m->swap_used);
         format_size(total, sizeof total, m->swap_total);
         snprintf(text, sizeof text, "%s/%s", used, total);
-        draw_bar(t, y + 1, 0, width - 1, "Swp", segs, 1, text);
+        draw_bar(t, y + 1, 0, width - 1, "Swp", segs, 1, text, HEADER_GRAPH_SWAP);
     }
 }
 

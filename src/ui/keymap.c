@@ -412,6 +412,15 @@ static unsigned key_profile(struct tui *t, int key)
     return pane_open(t, w.from == CAPTURE_RUNTIME && !w.is_report ? &profile_pane_class : &cpu_pane_class, r);
 }
 
+/* g: the header's meters as bars or as graphs of their recent past (kept in both modes). */
+static unsigned key_meters(struct tui *t, int key)
+{
+    (void)key;
+    t->s->meters_graph = !t->s->meters_graph;
+    tui_set_status(t, 0, "header meters: %s", t->s->meters_graph ? "graphs of the last minutes" : "bars");
+    return EFFECT_SAVE;
+}
+
 const struct key_binding keymap_table[] = {
     {{F(KEY_UP), F(KEY_DOWN)}, "Up Down", "move the selection", key_move, NULL},
     {{F(KEY_PPAGE), F(KEY_NPAGE)}, "PgUp PgDn", "move by a page", key_move, NULL},
@@ -438,7 +447,8 @@ const struct key_binding keymap_table[] = {
     {{F(KEY_F(2))}, "F2", "choose and order the columns", key_columns, NULL},
     {{'d'}, "d", "set the refresh delay (decimal seconds)", key_delay, NULL},
     {{'Z'}, "Z", "pause / resume updates", key_pause, NULL},
-    {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O", NULL,
+    {{'g'}, "g", "header meters: bars / graphs of their recent past", key_meters, NULL},
+    {{F('\n'), '\n', '\r'}, "Enter", "process details: general, memory, modules, fds, threads, env, I/O, history", NULL,
      &info_pane_class},
     {{'b'}, "b", "stack of every thread of the process (pane: / search, r refresh, S save, g group, Esc)", NULL,
      &stack_pane_class},

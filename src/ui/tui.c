@@ -148,6 +148,7 @@ static int resample(struct tui *t)
         return -1;
     }
     follow_selection(t);
+    header_graph_add(&t->graph, t->mon.sys); /* out of memory: the graph mode stays blank */
     watch_pane_notice(t);
     struct pane *p = t->panes.front;
     if (p && p->cls->tick) p->cls->tick(t, p); /* live panes follow the table's refresh */
@@ -265,6 +266,7 @@ int tui_run(const struct tui_config *cfg)
     pane_destroy_all(t); /* work in flight ends first: a capture detaches, a dump removes its partial file */
     screen_close();
     monitor_destroy(&t->mon);
+    header_graph_free(&t->graph);
     free(t);
     return status;
 }

@@ -6,6 +6,7 @@
 #include "model/monitor.h"
 #include "model/watch_set.h"
 #include "model/settings.h"
+#include "header_graph.h"
 #include "pane.h"
 #include "screen.h"
 #include "tui.h"
@@ -77,6 +78,7 @@ struct tui {
     int bottom_lines;    /* lines under the table or pane: the key bar, or the message wrapped (message_view) */
     struct watch_set watches;   /* W's watches, running while the user browses (watch_pane) */
     unsigned long long watch_seen; /* captures and failures already announced */
+    struct header_graph graph;  /* the meters' recent past, for their graph mode (g) */
     struct pane_list panes;     /* result panes over the table area (stack, details, dump...) */
     char pane_arg[TUI_TEXT_MAX]; /* what a pane hands the one it opens (w in the leak view: the class asked about) */
     int header_lines, table_y, table_rows; /* layout of the last draw, for the mouse */

@@ -199,6 +199,7 @@ static void settings_round_trip_and_atomic_save(void)
     s.reverse = 1;
     s.delay = 0.25;
     s.tree = 1;
+    s.meters_graph = 1;
     s.ncols = 3;
     s.cols[0] = COL_COMMAND;
     s.cols[1] = COL_PID;
@@ -214,11 +215,15 @@ static void settings_round_trip_and_atomic_save(void)
     CHECK_INT(back.reverse, 1);
     CHECK(back.delay == 0.25);
     CHECK_INT(back.tree, 1);
+    CHECK_INT(back.meters_graph, 1);
     CHECK_INT(back.ncols, 3);
     CHECK_INT(back.cols[0], COL_COMMAND);
     CHECK_INT(back.cols[2], COL_GROWTH);
     CHECK_INT(settings_apply_line(&back, "sort=nonsense"), -1);
     CHECK_INT(settings_apply_line(&back, "delay=-3"), -1);
+    CHECK_INT(settings_apply_line(&back, "meters=pie"), -1);
+    CHECK_INT(settings_apply_line(&back, "meters=bar"), 0);
+    CHECK_INT(back.meters_graph, 0);
     CHECK_INT(settings_apply_line(&back, "# comment"), 0);
     /* No temporary file is left beside it. */
     char cmd[512];
