@@ -27,7 +27,8 @@ int header_graph_add(struct header_graph *g, const struct systotals *st)
 
 void header_graph_series(const struct header_graph *g, int series, double *out, int width)
 {
-    unsigned long long have = g->v && series + 2 < g->nseries ? (g->seq < HEADER_GRAPH_LEN ? g->seq : HEADER_GRAPH_LEN) : 0;
+    unsigned long long have = g->seq < HEADER_GRAPH_LEN ? g->seq : HEADER_GRAPH_LEN;
+    if (!g->v || series + 2 >= g->nseries) have = 0;
     for (int i = 0; i < width; i++) {
         unsigned long long back = (unsigned long long)(width - 1 - i); /* 0: the newest */
         out[i] = back < have ? *slot(g, series, g->seq - 1 - back) : NAN;

@@ -21,7 +21,8 @@
 #define TABS 8
 #define HISTORY_TAB 7 /* the tabs before it are procinfo sections, tab i section 1 << i */
 
-static const char *const tab_titles[TABS] = {"General", "Memory", "Modules", "FDs", "Threads", "Environment", "I/O", "History"};
+static const char *const tab_titles[TABS] = {"General", "Memory",      "Modules", "FDs",
+                                             "Threads", "Environment", "I/O",     "History"};
 
 struct prev_tick { int tid; double cpu_seconds; };
 

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "collect/history.h"
 #include "render/history_text.h"
+#include "ui/header_graph.h"
 #include "render/sparkline.h"
 #include <string.h>
 
@@ -151,10 +152,44 @@ static void text_lines_per_field(void)
     text_lines_free(&tl);
 }
 
+/* The header meters' graph: the newest value at the right, NAN before the first, the ring wrapping after 256. */
+static void header_graph_newest_right(void)
+{
+    struct cpu_usage cpus[2];
+    struct systotals st = {.per_cpu = cpus};
+    st.cur.ncpu = 2;
+    st.mem.total = 1000;
+    struct header_graph g = {0};
+    double v[4];
+    header_graph_series(&g, 0, v, 4);
+    CHECK(isnan(v[0]) && isnan(v[3]));
+    for (int i = 0; i < 300; i++) {
+        cpus[0].idle = 100 - i % 100;
+        cpus[1].idle = 100;
+        st.mem.used = (unsigned long long)i;
+        CHECK_INT(header_graph_add(&g, &st), 0);
+        if (i == 1) {
+            header_graph_series(&g, 0, v, 4);
+            CHECK(isnan(v[0]) && isnan(v[1]) && v[2] == 0 && v[3] == 1);
+        }
+    }
+    header_graph_series(&g, 0, v, 4);
+    CHECK(v[0] == 96 && v[3] == 99); /* i = 296..299 */
+    header_graph_series(&g, HEADER_GRAPH_MEM, v, 4);
+    CHECK(near(v[3], 29.9, 1e-6));
+    double wide[HEADER_GRAPH_LEN + 4];
+    header_graph_series(&g, 1, wide, HEADER_GRAPH_LEN + 4);
+    CHECK(isnan(wide[3]) && wide[4] == 0); /* only 256 kept */
+    header_graph_series(&g, 7, v, 4); /* a CPU the first refresh did not have */
+    CHECK(isnan(v[3]));
+    header_graph_free(&g);
+}
+
 int main(void)
 {
     check_suite = "history";
     RUN(text_lines_per_field);
+    RUN(header_graph_newest_right);
     RUN(codings_round_trip);
     RUN(clock_keeps_a_step);
     RUN(ring_grows_then_wraps);
