@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/tools/serve_lib.sh"
 
-start_target busyidle "$TARGETS/busyidle" 1 1; B=$TARGET_PID
+start_target busyidle "$TARGETS/idlespin" 1 1 repeat; B=$TARGET_PID
 start_target threads "$TARGETS/threads" 2; T=$TARGET_PID
 wait_ready busyidle || fail "busyidle target did not start"
 wait_ready threads || fail "threads target did not start"

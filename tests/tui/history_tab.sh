@@ -4,7 +4,7 @@
 # table's, kept from before the pane opened), with RES and the rates read while the pane is open.
 . "$(dirname "$0")/../lib.sh"
 
-start_target busyidle "$TARGETS/busyidle" 2 2; B=$TARGET_PID
+start_target busyidle "$TARGETS/idlespin" 2 2 repeat; B=$TARGET_PID
 wait_ready busyidle || fail "target did not start"
 tui_start 160 40 "$DIAGTOP -d 0.5 -p $B"
 tui_wait "^ *$B " || fail "no row"
