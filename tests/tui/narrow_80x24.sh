@@ -30,15 +30,15 @@ GENERIC=(Esc / n r S PgUp/PgDn)
 
 tui_keys Enter
 tui_wait '\[1 General\]' || fail "the details pane did not open"
-check "details: the bar shows every key" footer_has "${GENERIC[@]}" 1-7 m '\\'
-TABS=(General Memory Modules FDs Threads Environment "I/O")
-for i in 1 2 3 4 5 6 7; do
+check "details: the bar shows every key" footer_has "${GENERIC[@]}" 1-8 m '\\'
+TABS=(General Memory Modules FDs Threads Environment "I/O" History)
+for i in 1 2 3 4 5 6 7 8; do
     tui_keys Right
-    [ "$i" = 7 ] && n=1 || n=$((i + 1))
+    [ "$i" = 8 ] && n=1 || n=$((i + 1))
     check "Right reaches tab $n, its name on screen" tui_wait "\[$n ${TABS[$((n - 1))]}\]" 3
 done
-tui_keys 7
-check "tab 7 by its number: on screen, < marks tabs left out" tui_wait '^ Process [0-9]+ +< .*\[7 I/O\] *$' 3
+tui_keys 8
+check "tab 8 by its number: on screen, < marks tabs left out" tui_wait '^ Process [0-9]+ +< .*\[8 History\] *$' 3
 tui_keys 1
 check "tab 1: > marks tabs left out on the right" tui_wait '^ Process [0-9]+ +\[1 General\] .* >$' 3
 tui_keys Escape

@@ -47,6 +47,7 @@ static void every_route_maps(void)
         {"GET", "/api/processes/7/modules", api_processes_modules, API_SCOPE_READ, 7},
         {"GET", "/api/processes/7/fds", api_processes_fds, API_SCOPE_READ, 7},
         {"GET", "/api/processes/7/environment", api_processes_environment, API_SCOPE_READ, 7},
+        {"GET", "/api/processes/7/history", api_processes_history, API_SCOPE_READ, 7},
         {"GET", "/api/processes/7/stack", api_actions_stack, API_SCOPE_READ, 7},
         {"GET", "/api/processes/7/memstats", api_actions_memstats, API_SCOPE_READ, 7},
         {"GET", "/api/processes/7/heap", api_actions_heap, API_SCOPE_READ, 7},
