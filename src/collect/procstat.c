@@ -45,10 +45,10 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
     if (p >= end) return -1;
     out->state = *p++;
 
-    /* Fields 4..41 (1-based, as in proc(5)): up to the scheduling policy, the last one we use. */
-    long long f[38];
+    /* Fields 4..42 (1-based, as in proc(5)): up to the block I/O delay, the last one we use. */
+    long long f[39];
     int n = 0;
-    while (n < 38 && next_ll(&p, end, &f[n]) == 0) n++;
+    while (n < 39 && next_ll(&p, end, &f[n]) == 0) n++;
     if (n < 21) return -1; /* up to and including rss (field 24) */
 #define F(k) f[(k) - 4]
     out->ppid = (int)F(4);
@@ -75,6 +75,7 @@ int procstat_parse(const char *buf, size_t len, struct procstat *out)
         out->rt_priority = (unsigned int)F(40);
         out->policy = (unsigned int)F(41);
     }
+    if (n >= 42 - 3) out->blkio_ticks = (unsigned long long)F(42);
 #undef F
     return 0;
 }

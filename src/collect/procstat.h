@@ -24,6 +24,7 @@ struct procstat {
     unsigned long long startcode, endcode, startstack;
     int processor;
     unsigned int rt_priority, policy;
+    unsigned long long blkio_ticks; /* clock ticks blocked on block I/O (delay accounting; 0 while it is off) */
 };
 
 struct procstatm {

@@ -51,6 +51,7 @@ struct proc_entry {
     unsigned long long statm_rss; /* valid while row.shared_bytes >= 0 */
     struct growth growth;
     struct history history; /* processes only, not thread rows */
+    unsigned long long prev_blkio; /* stat's block I/O delay ticks at the previous refresh */
     /* Caches of this identity, dropped when the program changes (exec). */
     char *cmdline;
     int cmdline_tried;
@@ -92,6 +93,7 @@ struct proctable {
     struct task_counts counts;
     struct history_clock clock; /* when each process's history sample was taken */
     pid_t self;                 /* diagtop's own process: its NET is not read (below) */
+    int delayacct;              /* kernel.task_delayacct at this refresh: IO% is known only while it is 1 */
     struct tcp_counters tcp; /* dumped once a refresh, when a row needs it */
     unsigned tcp_gen;
     int tcp_ok;
@@ -318,6 +320,11 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
         r->cpu_percent = 100.0 * (double)(ticks - base) / ((double)t->hertz * interval);
     else
         r->cpu_percent = 0.0;
+    /* IO%: stat's block I/O delay over the same interval, as CPU%; unknown without delay accounting. */
+    r->io_wait_known = t->delayacct && e->have_prev && interval > 0 && ps.blkio_ticks >= e->prev_blkio;
+    r->io_wait_percent =
+        r->io_wait_known ? 100.0 * (double)(ps.blkio_ticks - e->prev_blkio) / ((double)t->hertz * interval) : 0;
+    e->prev_blkio = ps.blkio_ticks;
     e->prev_ticks = ticks;
     e->have_prev = 1;
 
@@ -449,6 +456,13 @@ static unsigned long long read_mem_total(int procfd)
     return sscanf(buf, "MemTotal: %llu kB", &kib) == 1 ? kib * 1024ULL : 0;
 }
 
+/* kernel.task_delayacct (a sysctl root may switch at any time): 1 when the kernel counts block I/O delays. */
+static int read_delayacct(int procfd)
+{
+    char buf[8];
+    return fileio_read_at(procfd, "sys/kernel/task_delayacct", buf, sizeof buf) > 0 && buf[0] == '1';
+}
+
 int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t errlen)
 {
     double now = clock_monotonic_seconds();
@@ -458,6 +472,7 @@ int proctable_refresh(struct proctable *t, int with_threads, char *err, size_t e
     memset(&t->counts, 0, sizeof t->counts);
     if (!t->mem_total) t->mem_total = read_mem_total(t->procfd);
     history_clock_tick(&t->clock, now);
+    t->delayacct = read_delayacct(t->procfd);
 
     int dfd = openat(t->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -770,6 +785,7 @@ size_t proctable_history(struct proctable *t, int pid, double since, struct hist
 }
 
 struct task_counts proctable_counts(const struct proctable *t) { return t->counts; }
+int proctable_delayacct(const struct proctable *t) { return t->delayacct; }
 double proctable_interval(const struct proctable *t) { return t->interval; }
 unsigned long long proctable_mem_total(const struct proctable *t) { return t->mem_total; }
 size_t proctable_kept_fds(const struct proctable *t) { return t->kept_fds; }

@@ -56,6 +56,8 @@ struct proc_row {
     unsigned long long wait_ns, switches; /* summed over live threads */
     double wait_percent;              /* runnable, waiting for a CPU: 100 = one thread the whole interval */
     double switches_per_sec;
+    int io_wait_known;                /* delay accounting on (kernel.task_delayacct) and an interval seen */
+    double io_wait_percent;           /* blocked on block I/O: 100 = one thread the whole interval (stat field 42) */
     int net_known, net_rates_known;   /* 0: unreadable fds, another network namespace, or a thread row */
     unsigned long long net_received_bytes, net_sent_bytes; /* TCP, since diagtop first sampled the process */
     double net_received_per_sec, net_sent_per_sec;
@@ -86,6 +88,8 @@ struct proc_row *proctable_find(struct proctable *t, int pid);
 /* Process pid's history samples taken at or after since (monotonic seconds), oldest first; returns how many. */
 size_t proctable_history(struct proctable *t, int pid, double since, struct history_point *out, size_t max);
 struct task_counts proctable_counts(const struct proctable *t);
+/* Whether the kernel keeps delay accounting (kernel.task_delayacct), read at each refresh: IO% needs it. */
+int proctable_delayacct(const struct proctable *t);
 /* Seconds covered by the CPU% of the last refresh (0 on the first). */
 double proctable_interval(const struct proctable *t);
 /* Memory total used for %MEM, in bytes. */

@@ -39,6 +39,7 @@ RATE_COMPARATOR(cmp_net_read, net_rates_known, net_received_per_sec)
 RATE_COMPARATOR(cmp_net_write, net_rates_known, net_sent_per_sec)
 RATE_COMPARATOR(cmp_wait, sched_rates_known, wait_percent)
 RATE_COMPARATOR(cmp_csw, sched_rates_known, switches_per_sec)
+RATE_COMPARATOR(cmp_io_wait, io_wait_known, io_wait_percent)
 
 static int cmp_user(const struct proc_row *a, const struct proc_row *b, const struct column_ctx *c)
 {
@@ -182,6 +183,12 @@ static void fmt_wait(char *buf, size_t n, const struct proc_row *r, const struct
     if (!r->sched_rates_known) snprintf(buf, n, "-");
     else snprintf(buf, n, r->wait_percent >= 999.5 ? "%.0f" : "%.1f", r->wait_percent);
 }
+static void fmt_io_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
+{
+    (void)c;
+    if (!r->io_wait_known) snprintf(buf, n, "-");
+    else snprintf(buf, n, r->io_wait_percent >= 999.5 ? "%.0f" : "%.1f", r->io_wait_percent);
+}
 static void fmt_csw(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
@@ -235,6 +242,9 @@ const struct column columns_table[COL_COUNT] = {
      cmp_net_write, fmt_net_write, 1},
     {COL_WAIT, "wait", "WAIT%", 5, 0, 1, PROC_NEED_SCHED,
      "runnable but waiting for a CPU, share of the interval (100 = one thread all of it)", cmp_wait, fmt_wait, 1},
+    {COL_IO_WAIT, "io", "IO%", 5, 0, 1, 0,
+     "blocked on block I/O, share of the interval (needs kernel.task_delayacct=1)",
+     cmp_io_wait, fmt_io_wait, 1},
     {COL_CSW, "csw", "CSW/s", 6, 0, 1, PROC_NEED_SCHED, "context switches per second, voluntary and not (schedstat)",
      cmp_csw, fmt_csw, 1},
     {COL_OOM, "oom", "OOM", 4, 0, 1, PROC_NEED_OOM, "the OOM killer's score: the highest is killed first (0-2000)",

@@ -81,6 +81,7 @@ static void add_activity(cJSON *p, const struct proc_row *r)
     json_add_u64_or_null(sched, "switches", r->sched_known, r->switches);
     json_add_fixed_or_null(sched, "wait_percent", r->sched_rates_known, r->wait_percent, 1);
     json_add_fixed_or_null(sched, "switches_per_sec", r->sched_rates_known, r->switches_per_sec, 0);
+    json_add_fixed_or_null(sched, "io_wait_percent", r->io_wait_known, r->io_wait_percent, 1);
     json_add_u64_or_null(p, "oom_score", r->oom_score >= 0, (unsigned long long)r->oom_score);
     if (r->unit) json_add_bytes(p, "unit", r->unit, strlen(r->unit));
     else cJSON_AddNullToObject(p, "unit");

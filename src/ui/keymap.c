@@ -104,10 +104,13 @@ static void menu_add(struct menu *m, const char *label, long value, int checked)
 }
 
 /* A column as a menu line: its title, then what it shows. */
-static void menu_add_column(struct menu *m, const struct column *c, int checked)
+/* A column's line: its title and description; IO% says when this kernel cannot fill it. */
+static void menu_add_column(struct menu *m, const struct column *c, int checked, int delayacct)
 {
     char label[TUI_MENU_LABEL];
-    snprintf(label, sizeof label, "%-8s %s", c->title, c->description);
+    snprintf(label, sizeof label, "%-8s %s", c->title,
+             c->id == COL_IO_WAIT && !delayacct ? "off here (shows -): needs sysctl kernel.task_delayacct=1"
+                                                : c->description);
     menu_add(m, label, c->id, checked);
 }
 
@@ -116,7 +119,7 @@ static unsigned key_sort_menu(struct tui *t, int key)
     (void)key;
     menu_open(t, MENU_SORT, "Sort by");
     for (int i = 0; i < COL_COUNT; i++) {
-        menu_add_column(&t->menu, &columns_table[i], 0);
+        menu_add_column(&t->menu, &columns_table[i], 0, proctable_delayacct(t->mon.table));
         if ((int)t->vo.sort == i) t->menu.cursor = i;
     }
     return EFFECT_NONE;
@@ -328,11 +331,12 @@ static void columns_menu_fill(struct tui *t)
 {
     int cursor = t->menu.cursor;
     menu_open(t, MENU_COLUMNS, "Columns: Space shows/hides, - and + move, Esc done");
-    for (int i = 0; i < t->s->ncols; i++) menu_add_column(&t->menu, &columns_table[t->s->cols[i]], 1);
+    int delayacct = proctable_delayacct(t->mon.table);
+    for (int i = 0; i < t->s->ncols; i++) menu_add_column(&t->menu, &columns_table[t->s->cols[i]], 1, delayacct);
     for (int id = 0; id < COL_COUNT; id++) {
         int shown = 0;
         for (int i = 0; i < t->s->ncols; i++) shown |= (int)t->s->cols[i] == id;
-        if (!shown) menu_add_column(&t->menu, &columns_table[id], 0);
+        if (!shown) menu_add_column(&t->menu, &columns_table[id], 0, delayacct);
     }
     t->menu.cursor = cursor < t->menu.n ? cursor : 0;
 }

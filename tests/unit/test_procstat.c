@@ -1,4 +1,7 @@
 /* Parsers of /proc/PID/stat, statm and /proc/stat, on captured and crafted fixture files. */
+#include <stdio.h>
+#include <string.h>
+
 #include "check.h"
 #include "collect/procstat.h"
 #include "collect/systotals.h"
@@ -16,6 +19,23 @@ static void stat_of_init_parses(void)
     CHECK(ps.starttime < 1000000);
     CHECK(!(ps.flags & PROCSTAT_PF_KTHREAD));
     free(t);
+}
+
+/* IO%'s source: delayacct_blkio_ticks is field 42; a short line (an old kernel's) leaves it 0. */
+static void blkio_delay_is_field_42(void)
+{
+    char line[512];
+    int off = snprintf(line, sizeof line, "77 (a b) S");
+    for (int f = 4; f <= 52; f++) off += snprintf(line + off, sizeof line - (size_t)off, " %d", f == 42 ? 12345 : f);
+    struct procstat ps;
+    CHECK_INT(procstat_parse(line, (size_t)off, &ps), 0);
+    CHECK_INT(ps.blkio_ticks, 12345);
+    CHECK_INT(ps.policy, 41);
+    const char *old = "78 (x) S 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 "
+                      "34 35 36 37 38 39 40 41";
+    CHECK_INT(procstat_parse(old, strlen(old), &ps), 0);
+    CHECK_INT(ps.blkio_ticks, 0);
+    CHECK_INT(ps.policy, 41);
 }
 
 static void kernel_thread_is_flagged(void)
@@ -157,6 +177,7 @@ int main(void)
     check_suite = "procstat";
     RUN(pressure_parses);
     RUN(stat_of_init_parses);
+    RUN(blkio_delay_is_field_42);
     RUN(kernel_thread_is_flagged);
     RUN(comm_with_parens_spaces_newline_and_escape);
     RUN(zombie_with_invalid_utf8_name);
