@@ -267,8 +267,7 @@ void api_processes_history(struct api_state *s, const struct api_request *rq, st
         return;
     }
     struct proctable *t = s->mon.m.table;
-    struct proc_row *row = proctable_find(t, rq->route->pid);
-    if (row) proctable_fill(t, &row, 1, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
+    struct proc_row *row = proctable_fill_pid(t, rq->route->pid, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
     struct history_point *p = malloc(HISTORY_SLOTS * sizeof *p);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);

@@ -619,15 +619,12 @@ static void fill_runtime(struct proctable *t, struct proc_entry *e, double now)
     }
 }
 
-/* Two rates just taken go into the process's sample of this refresh (a rate read on demand is in the history only
+/* A rate just taken goes into the process's sample of this refresh (a rate read on demand is in the history only
  * for the refreshes that read it: the rows shown, the process the History tab shows). */
-static void history_note(struct proctable *t, struct proc_entry *e, enum history_field f1, double v1,
-                         enum history_field f2, double v2)
+static void history_note(struct proctable *t, struct proc_entry *e, enum history_field f, double v)
 {
     struct history_sample *hs = e->row.is_thread ? NULL : history_current(&e->history, &t->clock);
-    if (!hs) return;
-    history_set(hs, f1, v1);
-    history_set(hs, f2, v2);
+    if (hs) history_set(hs, f, v);
 }
 
 /* A counter's rate since the previous fill; a counter that fell (a thread ended and took its share out of a sum)
@@ -654,7 +651,8 @@ static void fill_io(struct proctable *t, struct proc_entry *e, double now)
         r->disk_read_per_sec = rate_since(io.read_bytes, r->disk_read_bytes, now - e->io_time);
         r->disk_write_per_sec = rate_since(io.write_bytes, r->disk_write_bytes, now - e->io_time);
         r->io_rates_known = 1;
-        history_note(t, e, HIST_DISK_READ, r->disk_read_per_sec, HIST_DISK_WRITE, r->disk_write_per_sec);
+        history_note(t, e, HIST_DISK_READ, r->disk_read_per_sec);
+        history_note(t, e, HIST_DISK_WRITE, r->disk_write_per_sec);
     }
     r->disk_read_bytes = io.read_bytes;
     r->disk_write_bytes = io.write_bytes;
@@ -686,7 +684,7 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
         r->wait_percent = rate_since(sc.wait_ns, r->wait_ns, seconds) / 1e7; /* ns per s, as a share of one CPU */
         r->switches_per_sec = rate_since(sc.switches, r->switches, seconds);
         r->sched_rates_known = 1;
-        history_note(t, e, HIST_WAIT, r->wait_percent, HIST_WAIT, r->wait_percent);
+        history_note(t, e, HIST_WAIT, r->wait_percent);
     }
     r->wait_ns = sc.wait_ns;
     r->switches = sc.switches;
@@ -732,7 +730,8 @@ static void fill_net(struct proctable *t, struct proc_entry *e, double now)
         r->net_received_per_sec = rate_since(received, 0, now - e->net_time);
         r->net_sent_per_sec = rate_since(sent, 0, now - e->net_time);
         r->net_rates_known = 1;
-        history_note(t, e, HIST_NET_RECEIVED, r->net_received_per_sec, HIST_NET_SENT, r->net_sent_per_sec);
+        history_note(t, e, HIST_NET_RECEIVED, r->net_received_per_sec);
+        history_note(t, e, HIST_NET_SENT, r->net_sent_per_sec);
     }
     r->net_known = 1;
     e->net_time = now;
@@ -772,10 +771,12 @@ struct proc_row **proctable_rows(struct proctable *t, size_t *n)
     return t->rows;
 }
 
-struct proc_row *proctable_find(struct proctable *t, int pid)
+struct proc_row *proctable_fill_pid(struct proctable *t, int pid, unsigned needs)
 {
     struct proc_entry *e = entry_find(t, pid);
-    return e && e->gen == t->gen ? &e->row : NULL;
+    struct proc_row *row = e && e->gen == t->gen ? &e->row : NULL;
+    if (row) proctable_fill(t, &row, 1, needs);
+    return row;
 }
 
 size_t proctable_history(struct proctable *t, int pid, double since, struct history_point *out, size_t max)

@@ -83,8 +83,9 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
 
 /* The rows of the last refresh; valid until the next refresh. */
 struct proc_row **proctable_rows(struct proctable *t, size_t *n);
-/* The row of process or thread pid in the last refresh, or NULL. */
-struct proc_row *proctable_find(struct proctable *t, int pid);
+/* proctable_fill for the row of process or thread pid in the last refresh (a pane or a request watching one
+ * process); returns the row, or NULL when pid was not in it. */
+struct proc_row *proctable_fill_pid(struct proctable *t, int pid, unsigned needs);
 /* Process pid's history samples taken at or after since (monotonic seconds), oldest first; returns how many. */
 size_t proctable_history(struct proctable *t, int pid, double since, struct history_point *out, size_t max);
 struct task_counts proctable_counts(const struct proctable *t);

@@ -177,17 +177,21 @@ RATE_FORMATTER(fmt_disk_read, io_rates_known, disk_read_per_sec)
 RATE_FORMATTER(fmt_disk_write, io_rates_known, disk_write_per_sec)
 RATE_FORMATTER(fmt_net_read, net_rates_known, net_received_per_sec)
 RATE_FORMATTER(fmt_net_write, net_rates_known, net_sent_per_sec)
+/* A share of one thread's time (WAIT%, IO%): one decimal below 1000, "-" when unknown. */
+static void share_cell(char *buf, size_t n, int known, double percent)
+{
+    if (!known) snprintf(buf, n, "-");
+    else snprintf(buf, n, percent >= 999.5 ? "%.0f" : "%.1f", percent);
+}
 static void fmt_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    if (!r->sched_rates_known) snprintf(buf, n, "-");
-    else snprintf(buf, n, r->wait_percent >= 999.5 ? "%.0f" : "%.1f", r->wait_percent);
+    share_cell(buf, n, r->sched_rates_known, r->wait_percent);
 }
 static void fmt_io_wait(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {
     (void)c;
-    if (!r->io_wait_known) snprintf(buf, n, "-");
-    else snprintf(buf, n, r->io_wait_percent >= 999.5 ? "%.0f" : "%.1f", r->io_wait_percent);
+    share_cell(buf, n, r->io_wait_known, r->io_wait_percent);
 }
 static void fmt_csw(char *buf, size_t n, const struct proc_row *r, const struct column_ctx *c)
 {

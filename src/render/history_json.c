@@ -1,18 +1,11 @@
 #include "history_json.h"
 
 #include <math.h>
-#include <stdio.h>
 
 #include "json_util.h"
 
-/* A number with fixed decimals (cJSON's doubles print 17 digits), or null. */
-static cJSON *fixed_or_null(double v, int decimals)
-{
-    if (isnan(v)) return cJSON_CreateNull();
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return cJSON_CreateRaw(buf);
-}
+/* A number with fixed decimals (cJSON's doubles print 17 digits), or null for an unknown one. */
+static cJSON *fixed_or_null(double v, int decimals) { return isnan(v) ? cJSON_CreateNull() : json_fixed(v, decimals); }
 
 char *history_json(int pid, const struct history_point *p, size_t n, double mono_now, double unix_now)
 {

@@ -12,7 +12,8 @@
 
 static int is_percent(enum history_field f) { return f == HIST_CPU || f == HIST_WAIT; }
 
-void history_text_value(enum history_field f, double v, char *buf, size_t n)
+/* A value of field f as shown ("12.5%", "1.2 MiB", "3.4 KiB/s"). */
+static void value_text(enum history_field f, double v, char *buf, size_t n)
 {
     if (isnan(v)) {
         snprintf(buf, n, "-");
@@ -54,24 +55,30 @@ static int field_stats(const struct history_point *p, size_t n, enum history_fie
     return known;
 }
 
-int history_text_stats(const struct history_point *p, size_t n, enum history_field f, char *out, size_t outsz)
+/* What a field's line says beside its sparkline, and the range that scales it. */
+struct field_summary {
+    int known; /* some point read the field */
+    double lo, hi;
+    char stats[160]; /* "last X  min Y  max Z" */
+};
+
+static void summarize(const struct history_point *p, size_t n, enum history_field f, struct field_summary *sum)
 {
-    double last = 0, lo = 0, hi = 0;
-    if (!field_stats(p, n, f, &last, &lo, &hi)) return 0;
-    char l[32], mn[32], mx[32];
-    history_text_value(f, last, l, sizeof l);
-    history_text_value(f, lo, mn, sizeof mn);
-    history_text_value(f, hi, mx, sizeof mx);
-    snprintf(out, outsz, "last %s  min %s  max %s", l, mn, mx);
-    return 1;
+    double last = 0;
+    sum->lo = sum->hi = 0;
+    sum->known = field_stats(p, n, f, &last, &sum->lo, &sum->hi);
+    if (!sum->known) return;
+    char l[40], mn[40], mx[40]; /* a size (up to 31 bytes) and "/s" */
+    value_text(f, last, l, sizeof l);
+    value_text(f, sum->lo, mn, sizeof mn);
+    value_text(f, sum->hi, mx, sizeof mx);
+    snprintf(sum->stats, sizeof sum->stats, "last %s  min %s  max %s", l, mn, mx);
 }
 
-int history_text_field(const struct history_point *p, size_t n, enum history_field f, int width, int ascii,
-                       char *out, size_t outsz)
+/* The field's sparkline over width columns, then its summary. */
+static void field_line(const struct history_point *p, size_t n, enum history_field f, int width, int ascii,
+                       const struct field_summary *sum, char *out, size_t outsz)
 {
-    double last = 0, lo = 0, hi = 0;
-    char stats[128];
-    if (!field_stats(p, n, f, &last, &lo, &hi) || !history_text_stats(p, n, f, stats, sizeof stats)) return 0;
     if (width < 1) width = 1;
     double *col = malloc((size_t)width * sizeof *col);
     size_t spark_size = (size_t)width * 4 + 1;
@@ -80,13 +87,21 @@ int history_text_field(const struct history_point *p, size_t n, enum history_fie
         int ncol = field_columns(p, n, f, width, col);
         /* Percents from 0 to at least one full CPU (a busy/idle pattern reads the same at any level); rates from 0
          * (a trickle stays low); RES from its lowest to its highest, so that a slow leak shows as a climb. */
-        double bottom = f == HIST_RES ? lo : 0, top = is_percent(f) && hi < 100.0 ? 100.0 : hi;
+        double bottom = f == HIST_RES ? sum->lo : 0, top = is_percent(f) && sum->hi < 100.0 ? 100.0 : sum->hi;
         sparkline_draw(col, ncol, bottom, top > bottom ? top : bottom + 1, ascii, spark, spark_size);
     }
-    snprintf(out, outsz, "%s  %s", col && spark ? spark : "", stats); /* every field has as many columns */
+    snprintf(out, outsz, "%s  %s", col && spark ? spark : "", sum->stats); /* every field has as many columns */
     free(spark);
     free(col);
-    return 1;
+}
+
+int history_text_field(const struct history_point *p, size_t n, enum history_field f, int width, int ascii,
+                       char *out, size_t outsz)
+{
+    struct field_summary sum;
+    summarize(p, n, f, &sum);
+    if (sum.known) field_line(p, n, f, width, ascii, &sum, out, outsz);
+    return sum.known;
 }
 
 static void format_span(double seconds, char *buf, size_t n)
@@ -108,23 +123,25 @@ void history_text(const struct history_point *p, size_t n, double now, int width
     text_lines_add(tl, "The last %s: %zu samples%s (up to %d kept)", span, n, step, HISTORY_SLOTS);
     text_lines_add(tl, "%s", "");
     /* The sparklines share one width (a column is the same moment on every line), what the longest stats leave. */
-    char stats[HIST_FIELDS][128];
-    int known[HIST_FIELDS], stats_width = 0;
+    struct field_summary sum[HIST_FIELDS];
+    int stats_width = 0;
     for (int f = 0; f < HIST_FIELDS; f++) {
-        known[f] = history_text_stats(p, n, (enum history_field)f, stats[f], sizeof stats[f]);
-        int w = known[f] ? (int)strlen(stats[f]) : 0;
+        summarize(p, n, (enum history_field)f, &sum[f]);
+        int w = sum[f].known ? (int)strlen(sum[f].stats) : 0;
         if (w > stats_width) stats_width = w;
     }
     int spark_width = width - 1 - LABEL_WIDTH - 2 - 2 - stats_width;
     if (spark_width < 10) spark_width = 10;
-    size_t outsz = (size_t)spark_width * 4 + 160;
+    size_t outsz = (size_t)spark_width * 4 + sizeof sum[0].stats + 4;
     char *line = malloc(outsz);
     for (int f = 0; line && f < HIST_FIELDS; f++) {
         const char *label = history_field_label((enum history_field)f);
-        if (known[f] && history_text_field(p, n, (enum history_field)f, spark_width, ascii, line, outsz))
+        if (sum[f].known) {
+            field_line(p, n, (enum history_field)f, spark_width, ascii, &sum[f], line, outsz);
             text_lines_add(tl, "%-*s  %s", LABEL_WIDTH, label, line);
-        else
+        } else {
             text_lines_add(tl, "%-*s  (not read yet)", LABEL_WIDTH, label);
+        }
     }
     free(line);
     text_lines_add(tl, "%s", "");

@@ -12,8 +12,4 @@ void history_text(const struct history_point *p, size_t n, double now, int width
 /* One field as "spark  last X  min Y  max Z" into out; returns 0 when no sample of the field is known. */
 int history_text_field(const struct history_point *p, size_t n, enum history_field f, int width, int ascii,
                        char *out, size_t outsz);
-/* The field's "last X  min Y  max Z" over every point; returns 0 when none of them is known. */
-int history_text_stats(const struct history_point *p, size_t n, enum history_field f, char *out, size_t outsz);
-/* A value of field f as shown ("12.5%", "1.2 MiB", "3.4 KiB/s"). */
-void history_text_value(enum history_field f, double v, char *buf, size_t n);
 #endif

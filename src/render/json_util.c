@@ -20,12 +20,17 @@ void json_add_i64(cJSON *obj, const char *name, long long v)
     cJSON_AddRawToObject(obj, name, buf);
 }
 
-void json_add_fixed(cJSON *obj, const char *name, double v, int decimals)
+cJSON *json_fixed(double v, int decimals)
 {
     char buf[64];
     snprintf(buf, sizeof buf, "%.*f", decimals, v);
     if (strcmp(buf, "-0.0") == 0 || strcmp(buf, "-0.00") == 0) memmove(buf, buf + 1, strlen(buf));
-    cJSON_AddRawToObject(obj, name, buf);
+    return cJSON_CreateRaw(buf);
+}
+
+void json_add_fixed(cJSON *obj, const char *name, double v, int decimals)
+{
+    cJSON_AddItemToObject(obj, name, json_fixed(v, decimals));
 }
 
 void json_add_u64_or_null(cJSON *obj, const char *name, int known, unsigned long long v)

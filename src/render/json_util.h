@@ -8,7 +8,8 @@ void json_add_u64(cJSON *obj, const char *name, unsigned long long v);
 void json_add_i64(cJSON *obj, const char *name, long long v);
 /* An address or id as a string, "0x" and lowercase hex: a JSON number would lose its low bits past 2^53. */
 void json_add_hex(cJSON *obj, const char *name, unsigned long long v);
-/* A fixed-point number with the given decimals, printed exactly as formatted. */
+/* A fixed-point number with the given decimals, printed exactly as formatted (an item, for arrays; and a member). */
+cJSON *json_fixed(double v, int decimals);
 void json_add_fixed(cJSON *obj, const char *name, double v, int decimals);
 /* The same, or null when the value is not known. */
 void json_add_u64_or_null(cJSON *obj, const char *name, int known, unsigned long long v);

@@ -17,18 +17,6 @@ void sparkline_buckets(const struct history_point *p, size_t n, enum history_fie
     }
 }
 
-int sparkline_range(const double *v, int n, double *lo, double *hi)
-{
-    int known = 0;
-    for (int i = 0; i < n; i++) {
-        if (isnan(v[i])) continue;
-        if (!known || v[i] < *lo) *lo = v[i];
-        if (!known || v[i] > *hi) *hi = v[i];
-        known = 1;
-    }
-    return known;
-}
-
 void sparkline_draw(const double *v, int n, double lo, double hi, int ascii, char *out, size_t outsz)
 {
     static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};

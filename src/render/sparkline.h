@@ -12,6 +12,4 @@ void sparkline_buckets(const struct history_point *p, size_t n, enum history_fie
                        double *out, int width);
 /* Draws v[0..n) scaled from lo (the lowest block) to hi (the highest), a NAN as a blank. */
 void sparkline_draw(const double *v, int n, double lo, double hi, int ascii, char *out, size_t outsz);
-/* The range of the known values of v; returns 0 when none is known. */
-int sparkline_range(const double *v, int n, double *lo, double *hi);
 #endif

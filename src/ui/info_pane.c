@@ -200,8 +200,7 @@ static void collect(struct tui *t, struct info_pane *ip)
     ip->have_info = procinfo_collect(ip->pid, PI_ALL, 0, &ip->info, ip->err, sizeof ip->err) == 0;
     if (!ip->have_info) return;
     thread_cpu(ip, clock_monotonic_seconds());
-    struct proc_row *row = proctable_find(t->mon.table, ip->pid);
-    if (row) proctable_fill(t->mon.table, &row, 1, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
+    proctable_fill_pid(t->mon.table, ip->pid, PROC_NEED_IO | PROC_NEED_SCHED | PROC_NEED_NET);
 }
 
 static void tick(struct tui *t, struct pane *p)

@@ -103,8 +103,7 @@ static void menu_add(struct menu *m, const char *label, long value, int checked)
     m->n++;
 }
 
-/* A column as a menu line: its title, then what it shows. */
-/* A column's line: its title and description; IO% says when this kernel cannot fill it. */
+/* A column as a menu line: its title, then what it shows; IO% says when this kernel cannot fill it. */
 static void menu_add_column(struct menu *m, const struct column *c, int checked, int delayacct)
 {
     char label[TUI_MENU_LABEL];
@@ -118,8 +117,9 @@ static unsigned key_sort_menu(struct tui *t, int key)
 {
     (void)key;
     menu_open(t, MENU_SORT, "Sort by");
+    int delayacct = proctable_delayacct(t->mon.table);
     for (int i = 0; i < COL_COUNT; i++) {
-        menu_add_column(&t->menu, &columns_table[i], 0, proctable_delayacct(t->mon.table));
+        menu_add_column(&t->menu, &columns_table[i], 0, delayacct);
         if ((int)t->vo.sort == i) t->menu.cursor = i;
     }
     return EFFECT_NONE;
