@@ -11,10 +11,12 @@ libunwind-dev libdeflate-dev libbz2-dev liblzma-dev libmicrohttpd-dev libgnutls2
 # libsqlite3-dev for a target that leaks through libsqlite3), curl,
 # promtool (prometheus) and chromium for the HTTP API and its page; heaptrack, perf, wrk and sysstat (pidstat)
 # for the benchmarks; clang (libFuzzer) for the HPROF reader's fuzzing; strace (which /proc files a refresh
-# opens) and iotop-c (disk rates to compare with).
+# opens), iotop-c and nethogs (disk and network rates to compare with), htop (the refresh benchmark's other
+# monitor).
 # (g++ builds: libstdc++ demangles C++ names; a C++ target.)
 test_pkgs="tmux gdb elfutils libc6-dbg procps util-linux python3 binutils golang-go openjdk-17-jdk-headless
-sqlite3 libsqlite3-dev curl prometheus chromium heaptrack linux-perf wrk sysstat clang strace iotop-c"
+sqlite3 libsqlite3-dev curl prometheus chromium heaptrack linux-perf wrk sysstat clang strace iotop-c
+nethogs htop"
 
 pkgs=$build_pkgs
 why="to build diagtop"

@@ -11,7 +11,9 @@
 
 #include "util/grow.h"
 
-#define RESCAN_SECONDS 5.0 /* also with the same count: one socket may have closed and another opened */
+#define RECOUNT_SECONDS 5.0 /* with no socket searched for: one may have been handed to another process */
+#define RESCAN_SECONDS 5.0  /* while one is searched for, also with the same count: one socket may have closed and
+                             * another opened */
 
 /* The process's descriptor count from st_size of its fd directory (0 on kernels that do not report it). */
 static long long fd_count(int procfd, const char *dir)
@@ -30,7 +32,7 @@ static const struct proc_net_socket *known_socket(const struct proc_net_state *s
 }
 
 /* Lists the socket inodes of the process's descriptors, keeping what the last scan knew of each. */
-static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, const struct tcp_counters *tcp)
+static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, struct tcp_counters *tcp)
 {
     char path[80];
     snprintf(path, sizeof path, "%s/fd", dir);
@@ -46,13 +48,14 @@ static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, const
     size_t n = 0, cap = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue; /* "." and "..": not descriptors */
         char link[64];
         ssize_t len = readlinkat(dfd, de->d_name, link, sizeof link - 1);
         unsigned long inode;
         if (len <= 0) continue;
         link[len] = '\0';
         if (sscanf(link, "socket:[%lu]", &inode) != 1) continue;
-        const struct tcp_socket_bytes *b = tcp_counters_find(tcp, inode);
+        const struct tcp_socket_bytes *b = tcp_counters_claim(tcp, inode);
         if (!b) continue; /* a Unix, UDP or netlink socket: no byte counters */
         if (GROW(socks, cap, n, 16) < 0) break;
         const struct proc_net_socket *old = known_socket(s, inode);
@@ -67,27 +70,49 @@ static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, const
     return 0;
 }
 
-int proc_net_sample(struct proc_net_state *s, int procfd, const char *dir, const struct tcp_counters *tcp,
+/* Lists the descriptors again when their count changed, or when a socket is searched for and the last listing is
+ * a few seconds old; also checks the network namespace, which setns can change. Returns 0 or -errno. */
+/* Whether one of the process's listening sockets accepted a connection new to this dump. */
+static int accepted_new(const struct proc_net_state *s, const struct tcp_counters *tcp)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const struct tcp_socket_bytes *b = tcp_counters_find(tcp, s->socks[i].inode);
+        if (b && b->accepted) return 1;
+    }
+    return 0;
+}
+
+static int rescan(struct proc_net_state *s, int procfd, const char *dir, struct tcp_counters *tcp, double now)
+{
+    long long count = fd_count(procfd, dir);
+    if (count < 0) return (int)count;
+    if (s->sampled && count == s->fd_count && !(tcp->searching && now - s->scanned >= RESCAN_SECONDS) &&
+        !accepted_new(s, tcp))
+        return 0;
+    char path[80];
+    struct stat ns;
+    snprintf(path, sizeof path, "%s/ns/net", dir);
+    if (fstatat(procfd, path, &ns, 0) < 0) return -errno;
+    s->other_netns = (unsigned long long)ns.st_ino != tcp->netns;
+    int rc = s->other_netns ? 0 : scan_fds(s, procfd, dir, tcp);
+    if (rc < 0) return rc;
+    s->fd_count = count;
+    s->scanned = now;
+    return 0;
+}
+
+int proc_net_sample(struct proc_net_state *s, int procfd, const char *dir, struct tcp_counters *tcp,
                     double now, unsigned long long *received, unsigned long long *sent)
 {
     *received = *sent = 0;
-    long long count = fd_count(procfd, dir);
-    if (count < 0) return (int)count;
-    if (!s->sampled || count != s->fd_count || now - s->scanned >= RESCAN_SECONDS) {
-        /* setns moves a process to another network namespace: looked at as often as the descriptors */
-        char path[80];
-        struct stat ns;
-        snprintf(path, sizeof path, "%s/ns/net", dir);
-        if (fstatat(procfd, path, &ns, 0) < 0) return -errno;
-        s->other_netns = (unsigned long long)ns.st_ino != tcp->netns;
-        int rc = s->other_netns ? 0 : scan_fds(s, procfd, dir, tcp);
-        if (rc < 0) return rc;
-        s->fd_count = count;
-        s->scanned = now;
+    if (!s->counted || tcp->searching || now - s->counted >= RECOUNT_SECONDS) {
+        s->error = rescan(s, procfd, dir, tcp, now);
+        s->counted = now; /* a refused listing is tried again only as often as a count */
     }
+    if (s->error) return s->error;
     if (s->other_netns) return -EXDEV; /* its sockets are not in the dump */
     for (size_t i = 0; i < s->n; i++) {
-        const struct tcp_socket_bytes *b = tcp_counters_find(tcp, s->socks[i].inode);
+        const struct tcp_socket_bytes *b = tcp_counters_claim(tcp, s->socks[i].inode);
         if (!b) continue; /* closed since the scan: what it moved meanwhile is not seen */
         if (b->received > s->socks[i].received) *received += b->received - s->socks[i].received;
         if (b->acked > s->socks[i].acked) *sent += b->acked - s->socks[i].acked;

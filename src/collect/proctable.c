@@ -34,6 +34,7 @@
 #define STATM_MAX_AGE_SECONDS 10.0 /* an idle process's statm is re-read at least this often */
 #define UNIT_RECHECK_SECONDS 5.0   /* a process can be moved to another cgroup (systemd-run --scope, docker exec) */
 #define UNIT_MAX 64
+#define OOM_RECHECK_SECONDS 5.0    /* oom_score_adj can be written at any time */
 
 /* One process or thread, as long as it keeps its identity (pid, start time). */
 struct proc_entry {
@@ -68,6 +69,14 @@ struct proc_entry {
     struct proc_net_state net;
     char unit[UNIT_MAX];
     double unit_checked;
+    int oom_read;
+    unsigned long long oom_rss; /* stat's RES when oom_score was read */
+    double oom_time;
+    /* schedstat's sums when io was read: while they stay, no thread ran, and only a running thread moves its
+     * process's I/O counters (the kernel charges I/O to the task that issues it) */
+    unsigned long long run_ns, io_run_ns, io_switches;
+    long io_nlwp;
+    int io_sched_valid;
 };
 
 /* What an executable (device, inode) is, so that many processes of one binary read its ELF once. */
@@ -187,6 +196,7 @@ static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
     e->row.shared_bytes = -1;
     e->row.io_known = e->row.io_rates_known = e->row.sched_known = e->row.sched_rates_known = 0;
     e->row.oom_score = -1;
+    e->oom_read = e->io_sched_valid = 0;
     e->row.unit = NULL;
     e->unit_checked = 0;
     e->row.net_known = e->row.net_rates_known = 0;
@@ -639,6 +649,21 @@ static void fill_io(struct proctable *t, struct proc_entry *e, double now)
     struct proc_row *r = &e->row;
     if (e->io_gen == t->gen) return;
     e->io_gen = t->gen;
+    int sched_now = e->sched_gen == t->gen && r->sched_known;
+    if (r->io_known && sched_now && e->io_sched_valid && e->run_ns == e->io_run_ns &&
+        r->switches == e->io_switches && r->nlwp == e->io_nlwp) {
+        /* nothing ran since io was read: the counters stand, the rates are 0 (3 us a process saved) */
+        r->disk_read_per_sec = r->disk_write_per_sec = 0;
+        r->io_rates_known = 1;
+        history_note(t, e, HIST_DISK_READ, 0);
+        history_note(t, e, HIST_DISK_WRITE, 0);
+        e->io_time = now;
+        return;
+    }
+    e->io_sched_valid = sched_now;
+    e->io_run_ns = e->run_ns;
+    e->io_switches = r->switches;
+    e->io_nlwp = r->nlwp;
     char buf[512];
     struct proc_io io;
     ssize_t n = r->is_kernel ? -1 : entry_read(t, e, &e->io_fd, "io", buf, sizeof buf - 1);
@@ -688,12 +713,20 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
     }
     r->wait_ns = sc.wait_ns;
     r->switches = sc.switches;
+    e->run_ns = sc.run_ns;
     r->sched_known = 1;
     e->sched_time = now;
 }
 
-static void fill_oom(struct proctable *t, struct proc_entry *e)
+static void fill_oom(struct proctable *t, struct proc_entry *e, double now)
 {
+    /* The score is the process's memory (resident, swapped, page tables) against the machine's, plus its
+     * oom_score_adj: a RES that did not move leaves it where it was, but for an adjustment (looked at every few
+     * seconds). About 3 us a process saved on each refresh. */
+    if (e->oom_read && e->oom_rss == e->stat_rss && now - e->oom_time < OOM_RECHECK_SECONDS) return;
+    e->oom_read = 1;
+    e->oom_rss = e->stat_rss;
+    e->oom_time = now;
     char buf[32];
     ssize_t n = entry_read(t, e, &e->oom_fd, "oom_score", buf, sizeof buf - 1);
     int score;
@@ -708,7 +741,7 @@ static void fill_net(struct proctable *t, struct proc_entry *e, double now)
     e->net_gen = t->gen;
     if (t->tcp_gen != t->gen) { /* one dump serves every row of this refresh */
         char err[128];
-        t->tcp_ok = tcp_counters_dump(&t->tcp, err, sizeof err) == 0;
+        t->tcp_ok = tcp_counters_dump(&t->tcp, now, err, sizeof err) == 0;
         t->tcp_gen = t->gen;
     }
     char dir[64];
@@ -757,11 +790,11 @@ void proctable_fill(struct proctable *t, struct proc_row **rows, size_t n, unsig
         if (needs & PROC_NEED_CMDLINE) fill_cmdline(t, e);
         if (needs & PROC_NEED_EXE) fill_exe(t, e);
         if (needs & PROC_NEED_RUNTIME) fill_runtime(t, e, now);
+        if (needs & PROC_NEED_SCHED) fill_sched(t, e, now); /* first: it tells fill_io whether anything ran */
         if (needs & PROC_NEED_IO) fill_io(t, e, now);
-        if (needs & PROC_NEED_SCHED) fill_sched(t, e, now);
         if (needs & PROC_NEED_UNIT) fill_unit(t, e, now);
         if (needs & PROC_NEED_NET) fill_net(t, e, now);
-        if (needs & PROC_NEED_OOM) fill_oom(t, e);
+        if (needs & PROC_NEED_OOM) fill_oom(t, e, now);
     }
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What a refresh does not re-read for a quiet process, and that it still shows the truth once the process moves:
+# /proc/PID/io is read again only after one of its threads ran (schedstat moved), oom_score after RES moved or a
+# few seconds, /proc/PID/fd counted only while a socket that moves bytes has no owner found, or every few
+# seconds. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
+# writer that starts after a quiet spell, a receiver that accepts a connection after its first samples, an
+# oom_score_adj written meanwhile.
+. "$(dirname "$0")/../lib.sh"
+
+MIB=1048576
+MiB=$MIB
+start_target sleeper "$TARGETS/sleeper"; S=$TARGET_PID
+wait_exec "$S" "$TARGETS/sleeper" || fail "sleeper did not start"
+
+# ---- a quiet process: its io, oom_score and fd directory are not looked at every refresh ----
+strace -f -y -e trace=pread64,newfstatat,openat -o "$TMP/quiet.strace" \
+    "$DIAGTOP" -b -n 8 -d 0.3 -p "$S" --columns pid,diskr,diskw,wait,csw,oom,netr,netw,command \
+    >"$TMP/quiet.txt" 2>"$TMP/quiet.err"
+count() { grep -c "$1" "$TMP/quiet.strace"; }
+SCHED=$(count "pread64([0-9]*</proc/$S/schedstat>")
+IO=$(count "pread64([0-9]*</proc/$S/io>")
+OOM=$(count "pread64([0-9]*</proc/$S/oom_score>")
+FD=$(count "\"$S/fd\"")
+check "a sleeper over 8 refreshes: schedstat read each time ($SCHED), io once ($IO), oom_score once ($OOM), its fd directory looked at once (stat and list: $FD)" \
+    test "$SCHED" -ge 8 -a "$IO" -eq 1 -a "$OOM" -eq 1 -a "$FD" -le 2
+check "and its row still has every value (rates of 0, a score)" bash -c "
+    grep -E '^ *$S ' '$TMP/quiet.txt' | tail -1 | grep -Eq '^ *$S +0 +0 +0\.0 +0 +[0-9]+ +0 +0 '"
+
+# ---- a writer that starts after a quiet spell: the skipped reads must not hide its first bytes ----
+start_target late "$BASH" -c "sleep 2.5; exec '$TARGETS/diskio' '$TMP' $((4 * MIB)) 0"; L=$TARGET_PID
+"$DIAGTOP" -b --json -n 8 -d 1 -p "$L" >"$TMP/late.json" 2>"$TMP/late.err"
+check "a writer quiet for 2.5 s: 0 while it sleeps, then within 10% of 4 MiB/s" json_eval "$TMP/late.json" "
+    all(proc($L, d)['disk']['write_bytes_per_sec'] == 0 for d in docs[1:3]) and
+    all(abs(proc($L, d)['disk']['write_bytes_per_sec'] - 4 * $MiB) <= 0.1 * 4 * $MiB for d in docs[-2:])"
+stop_pid "$L"
+
+# ---- a connection made while watched: its owner is looked for at once, not at the next periodic count ----
+start_target rcv "$TARGETS/tcprate" recv; RCV=$TARGET_PID
+wait_ready rcv || fail "receiver did not start"
+"$DIAGTOP" -b --json -n 5 -d 1 -p "$RCV" >"$TMP/net.json" 2>"$TMP/net.err" &
+WATCH=$!
+PIDS+=("$WATCH")
+sleep 1.2
+start_target snd "$TARGETS/tcprate" send "$(awk '{print $2}' "$TMP/rcv.out")" $((3 * MIB)); SND=$TARGET_PID
+wait "$WATCH"
+check "a receiver sampled before it accepted: within 10% of 3 MiB/s two samples later (under the 5 s recount)" \
+    json_eval "$TMP/net.json" "
+    proc($RCV, docs[1])['network']['received_bytes_per_sec'] == 0 and
+    all(abs(proc($RCV, d)['network']['received_bytes_per_sec'] - 3 * $MiB) <= 0.1 * 3 * $MiB for d in docs[-2:])"
+stop_pid "$SND"
+stop_pid "$RCV"
+
+# ---- an oom_score_adj written while watched: the score follows within the recheck (5 s) ----
+"$DIAGTOP" -b --json -n 8 -d 1 -p "$S" >"$TMP/oom.json" 2>"$TMP/oom.err" &
+WATCH=$!
+PIDS+=("$WATCH")
+sleep 1.5
+echo 700 >"/proc/$S/oom_score_adj"
+wait "$WATCH"
+NOW=$(cat "/proc/$S/oom_score")
+check "oom_score_adj 700 written after 1.5 s: the last sample has the kernel's new score ($NOW)" \
+    json_eval "$TMP/oom.json" "
+    proc($S, docs[0])['oom_score'] != $NOW and proc($S)['oom_score'] == $NOW"
+finish
