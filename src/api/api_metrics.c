@@ -156,6 +156,7 @@ ROW_VALUE(row_net_sent, r->net_sent_bytes, r->net_known)
 ROW_VALUE(row_wait, r->wait_ns / 1e9, r->sched_known)
 ROW_VALUE(row_switches, r->switches, r->sched_known)
 ROW_VALUE(row_oom, r->oom_score, r->oom_score >= 0)
+ROW_VALUE(row_io_delay, r->io_delay_seconds, r->io_delay_known) /* not a 0 meaning "none" while accounting is off */
 
 static void activity_metrics(FILE *f, const struct monitor *m, size_t nrows, const char *labels)
 {
@@ -175,6 +176,9 @@ static void activity_metrics(FILE *f, const struct monitor *m, size_t nrows, con
          "Time the live threads spent runnable, waiting for a CPU.", row_wait},
         {"diagtop_process_context_switches_total", "counter", "Times the live threads were put on a CPU.",
          row_switches},
+        {"diagtop_process_io_delay_seconds_total", "counter",
+         "Time the threads spent blocked on block I/O (delay accounting: absent while kernel.task_delayacct is 0).",
+         row_io_delay},
         {"diagtop_process_oom_score", "gauge", "The OOM killer's score, 0 to 2000: the highest goes first.", row_oom},
     };
     for (size_t k = 0; k < sizeof families / sizeof families[0]; k++) {

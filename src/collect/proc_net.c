@@ -12,8 +12,9 @@
 #include "util/grow.h"
 
 #define RECOUNT_SECONDS 5.0 /* with no socket searched for: one may have been handed to another process */
-#define RESCAN_SECONDS 5.0  /* while one is searched for, also with the same count: one socket may have closed and
-                             * another opened */
+#define RESCAN_SECONDS 5.0  /* while one is searched for, also with the same count: a file may have closed and a
+                             * socket opened */
+#define RESCAN_FDS 256      /* ...for up to this many descriptors; beyond, proportionally less often */
 
 /* The process's descriptor count from st_size of its fd directory (0 on kernels that do not report it). */
 static long long fd_count(int procfd, const char *dir)
@@ -59,8 +60,11 @@ static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, struc
         if (!b) continue; /* a Unix, UDP or netlink socket: no byte counters */
         if (GROW(socks, cap, n, 16) < 0) break;
         const struct proc_net_socket *old = known_socket(s, inode);
-        /* a socket new to this scan counts from now: its past belongs to before (or to another holder) */
-        socks[n++] = old ? *old : (struct proc_net_socket){inode, b->received, b->acked};
+        /* a socket new to this scan counts from now: its past belongs to before (or to another holder); but one
+         * made since the previous dump moved all its bytes since, for whoever holds it (a reconnect) */
+        socks[n++] = old     ? *old
+                     : b->fresh ? (struct proc_net_socket){inode, 0, 0}
+                                : (struct proc_net_socket){inode, b->received, b->acked};
     }
     closedir(d);
     free(s->socks);
@@ -72,12 +76,13 @@ static int scan_fds(struct proc_net_state *s, int procfd, const char *dir, struc
 
 /* Lists the descriptors again when their count changed, or when a socket is searched for and the last listing is
  * a few seconds old; also checks the network namespace, which setns can change. Returns 0 or -errno. */
-/* Whether one of the process's listening sockets accepted a connection new to this dump. */
-static int accepted_new(const struct proc_net_state *s, const struct tcp_counters *tcp)
+/* Whether the process's sockets changed in ways its descriptor count may not show: one of its listeners accepted
+ * a connection new to this dump, or a socket it held is gone (closed: another may have taken its number). */
+static int sockets_changed(const struct proc_net_state *s, const struct tcp_counters *tcp)
 {
     for (size_t i = 0; i < s->n; i++) {
         const struct tcp_socket_bytes *b = tcp_counters_find(tcp, s->socks[i].inode);
-        if (b && b->accepted) return 1;
+        if (!b || b->accepted) return 1;
     }
     return 0;
 }
@@ -86,8 +91,11 @@ static int rescan(struct proc_net_state *s, int procfd, const char *dir, struct 
 {
     long long count = fd_count(procfd, dir);
     if (count < 0) return (int)count;
-    if (s->sampled && count == s->fd_count && !(tcp->searching && now - s->scanned >= RESCAN_SECONDS) &&
-        !accepted_new(s, tcp))
+    /* the last resort, a listing while a socket is searched for, costs a readlink a descriptor: further apart for
+     * a process holding thousands */
+    double every = RESCAN_SECONDS * (count > RESCAN_FDS ? (double)count / RESCAN_FDS : 1.0);
+    if (s->sampled && count == s->fd_count && !sockets_changed(s, tcp) &&
+        !(tcp->searching && now - s->scanned >= every))
         return 0;
     char path[80];
     struct stat ns;

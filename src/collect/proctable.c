@@ -335,6 +335,8 @@ static int entry_sample(struct proctable *t, struct proc_entry *e, double now, i
     r->io_wait_percent =
         r->io_wait_known ? 100.0 * (double)(ps.blkio_ticks - e->prev_blkio) / ((double)t->hertz * interval) : 0;
     e->prev_blkio = ps.blkio_ticks;
+    r->io_delay_known = t->delayacct;
+    r->io_delay_seconds = (double)ps.blkio_ticks / (double)t->hertz;
     e->prev_ticks = ticks;
     e->have_prev = 1;
 

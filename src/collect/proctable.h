@@ -58,6 +58,8 @@ struct proc_row {
     double switches_per_sec;
     int io_wait_known;                /* delay accounting on (kernel.task_delayacct) and an interval seen */
     double io_wait_percent;           /* blocked on block I/O: 100 = one thread the whole interval (stat field 42) */
+    int io_delay_known;               /* delay accounting on at this refresh */
+    double io_delay_seconds;          /* time blocked on block I/O in all, since the process started */
     int net_known, net_rates_known;   /* 0: unreadable fds, another network namespace, or a thread row */
     unsigned long long net_received_bytes, net_sent_bytes; /* TCP, since diagtop first sampled the process */
     double net_received_per_sec, net_sent_per_sec;

@@ -17,6 +17,7 @@
 #define RECV_BUFFER (64 * 1024)
 #define STATE_LISTEN 10 /* the kernel's TCP_LISTEN (include/net/tcp_states.h, not in the uapi headers) */
 #define LISTENERS_MAX 256
+#define FRESH_SECONDS 5.0 /* a socket missing from a dump this old may just have been missed by a process's scan */
 
 static size_t slot_of(unsigned long inode, size_t cap)
 {
@@ -85,13 +86,18 @@ void tcp_counters_begin(struct tcp_counters *t)
     size_t cap = t->prev_cap;
     t->prev = t->slots;
     t->prev_cap = t->cap;
+    t->prev_ok = t->ok;
+    t->prev_time = t->time;
     t->slots = slots;
     t->cap = cap;
     tcp_counters_clear(t);
 }
 
-void tcp_counters_settle(struct tcp_counters *t, double now)
+void tcp_counters_settle(struct tcp_counters *t, double now, int ok)
 {
+    t->ok = ok;
+    t->time = now;
+    int prev_recent = t->prev_ok && now - t->prev_time <= FRESH_SECONDS;
     struct tcp_socket_bytes *listeners[LISTENERS_MAX]; /* more are rare; their connections wait for a rescan */
     size_t nlisteners = 0;
     for (size_t i = 0; i < t->cap; i++) {
@@ -102,6 +108,7 @@ void tcp_counters_settle(struct tcp_counters *t, double now)
             b->owned = old->owned;
             b->unowned_since = old->unowned_since;
         }
+        b->fresh = !old && prev_recent;
         if (b->listening && nlisteners < LISTENERS_MAX) listeners[nlisteners++] = b;
     }
     t->searching = 0;
@@ -240,6 +247,6 @@ int tcp_counters_dump(struct tcp_counters *t, double now, char *err, size_t errl
     struct stat ns; /* diagtop's own namespace: looked up once */
     if (!t->netns && stat("/proc/self/ns/net", &ns) == 0) t->netns = (unsigned long long)ns.st_ino;
     if (rc == 0) t->dumps++;
-    tcp_counters_settle(t, now);
+    tcp_counters_settle(t, now, rc == 0);
     return rc;
 }

@@ -12,6 +12,8 @@ struct tcp_socket_bytes {
     unsigned short port;                /* local port */
     unsigned char listening;            /* TCP_LISTEN */
     unsigned char accepted;             /* listening, and a connection new to this dump has its port: accepted */
+    unsigned char fresh;                /* not in the previous dump, a complete one of a few seconds ago: every
+                                         * byte it moved, it moved since then */
     int owned;                          /* a process's descriptor scan found it (kept from dump to dump) */
     double unowned_since;               /* when it was first seen moving bytes with no owner found (0: not) */
 };
@@ -27,6 +29,8 @@ struct tcp_counters {
     struct tcp_socket_bytes *prev; /* the previous dump, whose ownership the new one keeps */
     size_t prev_cap;
     size_t searching; /* sockets moving bytes whose owner is being looked for: descriptor counts must be checked */
+    int ok, prev_ok;  /* this dump and the previous one were complete */
+    double time, prev_time;
     unsigned long long dumps; /* how many dumps were taken (for tests and benchmarks) */
     unsigned long long netns; /* inode of the network namespace dumped (diagtop's own) */
     int per_family;           /* the kernel refused the one request for both families: one a family */
@@ -42,11 +46,11 @@ const struct tcp_socket_bytes *tcp_counters_claim(struct tcp_counters *t, unsign
 void tcp_counters_free(struct tcp_counters *t);
 
 /* The dump's steps (exposed for tests): begin keeps the table as the previous one and empties it; add puts one
- * socket in (0 or -ENOMEM); settle carries each socket's ownership over from the previous dump, counts the
+ * socket in (0 or -ENOMEM); settle (ok: the dump is complete) carries each socket's ownership over from the previous dump, counts the
  * sockets whose owner is still being looked for, and marks the listeners that accepted a new one (a server
  * blocked in accept() has its next descriptor reserved already: its count does not change when a connection
  * comes, so the one who listens on the port is asked first). */
 void tcp_counters_begin(struct tcp_counters *t);
 int tcp_counters_add(struct tcp_counters *t, struct tcp_socket_bytes socket);
-void tcp_counters_settle(struct tcp_counters *t, double now);
+void tcp_counters_settle(struct tcp_counters *t, double now, int ok);
 #endif

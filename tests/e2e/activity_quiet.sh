@@ -4,7 +4,7 @@
 # few seconds, /proc/PID/fd counted only while a socket that moves bytes has no owner found, or every few
 # seconds. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
 # writer that starts after a quiet spell, a receiver that accepts a connection after its first samples, an
-# oom_score_adj written meanwhile.
+# oom_score_adj written meanwhile, a sender that reconnects every few seconds (what a connection pool does).
 . "$(dirname "$0")/../lib.sh"
 
 MIB=1048576
@@ -45,9 +45,21 @@ start_target snd "$TARGETS/tcprate" send "$(awk '{print $2}' "$TMP/rcv.out")" $(
 wait "$WATCH"
 check "a receiver sampled before it accepted: within 10% of 3 MiB/s two samples later (under the 5 s recount)" \
     json_eval "$TMP/net.json" "
-    proc($RCV, docs[1])['network']['received_bytes_per_sec'] == 0 and
+    proc($RCV, docs[0])['network']['received_bytes'] == 0 and
     all(abs(proc($RCV, d)['network']['received_bytes_per_sec'] - 3 * $MiB) <= 0.1 * 3 * $MiB for d in docs[-2:])"
 stop_pid "$SND"
+
+# ---- a connection pool's reconnect: same descriptor number, same count, a new socket every 3 s ----
+start_target pool "$TARGETS/tcprate" send "$(awk '{print $2}' "$TMP/rcv.out")" $((3 * MIB)) 3; POOL=$TARGET_PID
+wait_ready pool || fail "reconnecting sender did not start"
+"$DIAGTOP" -b --json -n 9 -d 1 -p "$RCV,$POOL" >"$TMP/pool.json" 2>"$TMP/pool.err"
+check "a sender reconnecting every 3 s: every sample above 0, the mean over 8 s at least 70% of 3 MiB/s, both ends" \
+    json_eval "$TMP/pool.json" "
+    all(proc(p, d)['network'][k] > 0 for d in docs[1:] for p, k in (($POOL, 'sent_bytes_per_sec'),
+                                                                    ($RCV, 'received_bytes_per_sec'))) and
+    all(sum(proc(p, d)['network'][k] for d in docs[1:]) / len(docs[1:]) >= 0.7 * 3 * $MiB
+        for p, k in (($POOL, 'sent_bytes_per_sec'), ($RCV, 'received_bytes_per_sec')))"
+stop_pid "$POOL"
 stop_pid "$RCV"
 
 # ---- an oom_score_adj written while watched: the score follows within the recheck (5 s) ----

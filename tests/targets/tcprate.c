@@ -1,6 +1,8 @@
 /* Test target: a TCP stream at a known rate over loopback. "tcprate recv" listens on 127.0.0.1 (a port of the
- * kernel's choice), prints "ready PORT", accepts one connection and reads it to the end; "tcprate send PORT RATE"
- * connects, prints "ready" and sends RATE bytes a second in 16 KiB writes, evenly paced. */
+ * kernel's choice), prints "ready PORT", accepts a connection and reads it to the end, then the next, and so on;
+ * "tcprate send PORT RATE [SECONDS]" connects, prints "ready" and sends RATE bytes a second in 16 KiB writes,
+ * evenly paced; with SECONDS it closes the connection that often and makes a new one (same descriptor number,
+ * same count: a connection pool's reconnect). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -29,25 +31,40 @@ static int receive(void)
         return 1;
     printf("ready %d\n", ntohs(a.sin_port));
     fflush(stdout);
-    int c = accept(ls, NULL, NULL);
-    if (c < 0) return 1;
     static char buf[CHUNK];
-    while (read(c, buf, sizeof buf) > 0) {}
-    return 0;
+    for (;;) {
+        int c = accept(ls, NULL, NULL);
+        if (c < 0) return 1;
+        while (read(c, buf, sizeof buf) > 0) {}
+        close(c);
+    }
 }
 
-static int send_at(int port, double rate)
+static int connect_to(int port)
 {
     int s = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0) return 1;
+    if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0) return s;
+    if (s >= 0) close(s);
+    return -1;
+}
+
+static int send_at(int port, double rate, double reconnect)
+{
+    int s = connect_to(port);
+    if (s < 0) return 1;
     printf("ready\n");
     fflush(stdout);
     static char buf[CHUNK];
     memset(buf, 'x', sizeof buf);
-    double t0 = now_s();
+    double t0 = now_s(), connected = t0;
     for (long sent = 0;;) {
+        if (reconnect > 0 && now_s() - connected >= reconnect) {
+            close(s);
+            if ((s = connect_to(port)) < 0) return 1;
+            connected = now_s();
+        }
         if (sent < (long)((now_s() - t0) * rate)) {
             if (write(s, buf, sizeof buf) != (ssize_t)sizeof buf) return 1;
             sent += CHUNK;
@@ -60,7 +77,8 @@ static int send_at(int port, double rate)
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "recv") == 0) return receive();
-    if (argc == 4 && strcmp(argv[1], "send") == 0) return send_at(atoi(argv[2]), atof(argv[3]));
-    fprintf(stderr, "usage: tcprate recv | tcprate send PORT RATE\n");
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "send") == 0)
+        return send_at(atoi(argv[2]), atof(argv[3]), argc == 5 ? atof(argv[4]) : 0);
+    fprintf(stderr, "usage: tcprate recv | tcprate send PORT RATE [SECONDS]\n");
     return 2;
 }

@@ -15,7 +15,7 @@ static void dump(struct tcp_counters *t, double now, const struct tcp_socket_byt
 {
     tcp_counters_begin(t);
     for (size_t i = 0; i < n; i++) CHECK_INT(tcp_counters_add(t, socks[i]), 0);
-    tcp_counters_settle(t, now);
+    tcp_counters_settle(t, now, 1);
 }
 
 static void search_until_claimed(void)
@@ -32,9 +32,12 @@ static void search_until_claimed(void)
     CHECK_INT((int)t.searching, 1);
     CHECK(tcp_counters_find(&t, 10)->accepted); /* 12 came in on the listener's port */
     CHECK(tcp_counters_find(&t, 10)->owned);    /* the claim of the previous dump holds */
+    CHECK(tcp_counters_find(&t, 12)->fresh);    /* made since the previous dump: all its bytes are new */
+    CHECK(!tcp_counters_find(&t, 11)->fresh);
     dump(&t, 102, busy, 3);
     CHECK_INT((int)t.searching, 1);
     CHECK(!tcp_counters_find(&t, 10)->accepted); /* only in the dump where 12 was new */
+    CHECK(!tcp_counters_find(&t, 12)->fresh);
     CHECK(tcp_counters_claim(&t, 12) != NULL);
     CHECK(tcp_counters_claim(&t, 99) == NULL); /* not a TCP socket of this namespace */
     dump(&t, 103, busy, 3);
@@ -55,6 +58,17 @@ static void search_gives_up(void)
     struct tcp_socket_bytes another[] = {sock(20, 1, 5000), sock(21, 7, 5001)};
     dump(&t, 30, another, 2); /* a newcomer starts its own search */
     CHECK_INT((int)t.searching, 1);
+    CHECK(!tcp_counters_find(&t, 21)->fresh); /* the previous dump is too old to say when it was made */
+    dump(&t, 31, another, 2);
+    struct tcp_socket_bytes third[] = {sock(20, 1, 5000), sock(21, 7, 5001), sock(22, 9, 5002)};
+    tcp_counters_begin(&t);
+    for (size_t i = 0; i < 3; i++) CHECK_INT(tcp_counters_add(&t, third[i]), 0);
+    tcp_counters_settle(&t, 32, 0); /* an incomplete dump: what follows it cannot be called new */
+    struct tcp_socket_bytes fourth[] = {sock(20, 1, 5000), sock(23, 4, 5003)};
+    dump(&t, 33, fourth, 2);
+    CHECK(!tcp_counters_find(&t, 23)->fresh);
+    dump(&t, 34, third, 3);
+    CHECK(tcp_counters_find(&t, 22)->fresh); /* after a complete one, it can again */
     tcp_counters_free(&t);
 }
 
@@ -63,7 +77,7 @@ static void many_sockets(void)
     struct tcp_counters t = {0};
     tcp_counters_begin(&t);
     for (unsigned long i = 1; i <= 5000; i++) CHECK_INT(tcp_counters_add(&t, sock(i, i, 1)), 0);
-    tcp_counters_settle(&t, 1);
+    tcp_counters_settle(&t, 1, 1);
     CHECK_INT((int)t.n, 5000);
     CHECK_INT((int)t.searching, 5000);
     int found = 1;
