@@ -91,12 +91,13 @@ static int rescan(struct proc_net_state *s, int procfd, const char *dir, struct 
 {
     long long count = fd_count(procfd, dir);
     if (count < 0) return (int)count;
-    /* the last resort, a listing while a socket is searched for, costs a readlink a descriptor: further apart for
-     * a process holding thousands */
+    /* A listing costs a readlink a descriptor: for a process holding thousands, the listings that only might
+     * find something (the same count while a socket is searched for; a changed count while none is, which only a
+     * socket handed over from another process would need) come further apart. */
     double every = RESCAN_SECONDS * (count > RESCAN_FDS ? (double)count / RESCAN_FDS : 1.0);
-    if (s->sampled && count == s->fd_count && !sockets_changed(s, tcp) &&
-        !(tcp->searching && now - s->scanned >= every))
-        return 0;
+    int due = now - s->scanned >= every;
+    int changed = count != s->fd_count;
+    if (s->sampled && !sockets_changed(s, tcp) && !(tcp->searching ? changed || due : changed && due)) return 0;
     char path[80];
     struct stat ns;
     snprintf(path, sizeof path, "%s/ns/net", dir);
