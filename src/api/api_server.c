@@ -22,6 +22,7 @@
 #include "util/text.h"
 #include "api_auth.h"
 #include "api_guard.h"
+#include "api_sampler.h"
 #include "api_libs.h"
 #include "api_state.h"
 
@@ -38,6 +39,7 @@ struct api_server {
     FILE *log;
     pthread_mutex_t log_lock;
     struct api_guard guard;
+    struct api_sampler sampler; /* --sample-every: started with the state, stopped before it */
     int have_state, have_dumps, have_guard;
 };
 
@@ -505,6 +507,7 @@ static void free_server(struct api_server *s)
         api_dumps_shutdown(&s->state.dumps);
     }
     if (s->have_state) {
+        api_sampler_stop(&s->sampler);
         api_store_destroy(&s->state.heaps);
         api_busy_destroy(&s->state.busy);
         api_monitor_destroy(&s->state.mon);
@@ -559,6 +562,11 @@ static int init_state(struct api_server *s, const struct api_server_config *c, c
     struct api_state *st = &s->state;
     int rc = api_monitor_init(&st->mon, c->sample_interval, err, errlen);
     if (rc < 0) return rc;
+    if (c->sample_every > 0 && (rc = api_sampler_start(&s->sampler, &st->mon, c->sample_every)) < 0) {
+        snprintf(err, errlen, "cannot start the sampler: %s", strerror(-rc));
+        api_monitor_destroy(&st->mon);
+        return rc;
+    }
     api_busy_init(&st->busy);
     api_store_init(&st->heaps);
     s->have_state = 1;

@@ -23,6 +23,7 @@ struct api_server_config {
     double agent_timeout;         /* seconds per exchange with a runtime's agent */
     const char *drop_frames;      /* heap profiles: more allocation wrappers to skip (regex), NULL: none */
     double sample_interval;       /* a process-table sample younger than this is reused */
+    double sample_every;          /* also sample this often without requests (0: only for requests) */
     int max_connections;
     int client_timeout;           /* seconds */
     FILE *log;                    /* access log and libmicrohttpd's errors; NULL: none */

@@ -19,8 +19,8 @@
 static const char serve_usage[] =
     "usage: diagtop serve [--listen ADDR:PORT] [--users FILE] [--tokens FILE] [--tls-cert PEM --tls-key PEM]\n"
     "                     [--read-only] [--dump-dir DIR] [--allow-plaintext] [--max-connections N]\n"
-    "                     [--client-timeout SECONDS] [--sample-interval SECONDS] [--drop-frames REGEX]\n"
-    "                     [--quiet]\n"
+    "                     [--client-timeout SECONDS] [--sample-interval SECONDS] [--sample-every SECONDS]\n"
+    "                     [--drop-frames REGEX] [--quiet]\n"
     "       diagtop serve --hash-password   (reads a password on stdin, prints the hash for a users file)\n"
     "  the HTTP/JSON API: processes, details, stacks, memstats, heap, GC, CPU profiles (pprof), core dumps to\n"
     "  download, signals, Prometheus /metrics and a process-explorer page at /. Until SIGINT, SIGTERM or SIGHUP.\n"
@@ -40,6 +40,8 @@ static const char serve_usage[] =
     "      --client-timeout S    a request's line and headers must arrive within S seconds, and a connection\n"
     "                        idle for S seconds is closed (default 15)\n"
     "      --sample-interval S   reuse a process-table sample younger than S seconds (default 1)\n"
+    "      --sample-every S  also sample every S seconds (at least 1) when no request comes, so each\n"
+    "                        process's history has no gaps (default: only for requests)\n"
     "      --quiet           no access log on stderr\n";
 
 /* Reads one line from stdin without echo on a terminal. */
@@ -114,7 +116,7 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
         {"max-connections", required_argument, 0, 'm'}, {"client-timeout", required_argument, 0, 'T'},
         {"sample-interval", required_argument, 0, 'i'}, {"quiet", no_argument, 0, 'q'},
         {"hash-password", no_argument, 0, 'H'},       {"help", no_argument, 0, 'h'},
-        {"drop-frames", required_argument, 0, 'F'},
+        {"drop-frames", required_argument, 0, 'F'},   {"sample-every", required_argument, 0, 'e'},
         {0, 0, 0, 0}};
     int opt;
     double secs;
@@ -143,6 +145,13 @@ static int serve_options(struct api_server_config *c, const char **dump_opt, int
         case 'i':
             if (!strcmp(optarg, "0")) c->sample_interval = 0;
             else if (seconds_arg("--sample-interval", optarg, 3600, &c->sample_interval) < 0) return 2;
+            break;
+        case 'e':
+            if (seconds_arg("--sample-every", optarg, 3600, &c->sample_every) < 0) return 2;
+            if (c->sample_every < 1) {
+                fprintf(stderr, "diagtop serve: --sample-every needs at least 1 second (got %s)\n", optarg);
+                return 2;
+            }
             break;
         case 'h': fputs(serve_usage, stdout); return 0;
         case ':': fprintf(stderr, "diagtop serve: %s needs a value\n", argv[optind - 1]); return 2;

@@ -2,7 +2,7 @@
 # GET /api/processes/{pid}/history on a real target that sleeps 3 s and spins 3 s: asked every half second, the
 # history grows one sample a sample interval, its times rise in step, CPU% goes high and low, RES is known in every
 # sample and WAIT% in those its own requests read; seconds= trims it; a vanished pid, a thread id, a bad seconds
-# and an unknown parameter each get their 4xx.
+# and an unknown parameter each get their 4xx. With --sample-every 1 it fills while nobody asks.
 . "$(dirname "$0")/../lib.sh"
 . "$ROOT/tests/tools/serve_lib.sh"
 
@@ -35,4 +35,12 @@ stop_pid "$B"
 check "a process that ended: 404" test "$(code GET "/api/processes/$B/history" "${H[@]}")" = 404
 check "the server still answers" test "$(code GET /healthz "${H[@]}")" = 200
 check "stops cleanly" serve_stop
+
+# --sample-every: the history fills while nobody asks
+serve_start sampler --tokens "$TOKENS" --sample-every 1 || fail "server with --sample-every did not start"
+sleep 6
+code GET "/api/processes/$T/history" "${H[@]}" >/dev/null
+check "--sample-every 1, no request for 6 s: one sample about every second meanwhile" j "
+    d['samples'] >= 5 and all(0.8 <= b - a <= 1.6 for a, b in zip(d['time'], d['time'][1:]))"
+check "stops cleanly, the sampler too" serve_stop
 finish
