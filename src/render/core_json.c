@@ -1,5 +1,7 @@
 #include "core_json.h"
 
+#include "actions/offline/core_auxv.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +44,18 @@ static cJSON *process_json(const struct core_report *r)
         json_add_i64(j, "gid", n->gid);
     }
     if (n->auxv_entry) json_add_hex(j, "entry", n->auxv_entry);
+    cJSON *auxv = cJSON_AddArrayToObject(j, "auxv");
+    for (int i = 0; i < n->nauxv; i++) {
+        const struct core_auxv_entry *a = &n->auxv[i];
+        cJSON *e = cJSON_CreateObject();
+        json_add_u64(e, "type", a->type);
+        json_add_string_or_null(e, "name", core_auxv_name(a->type));
+        if (core_auxv_format(a->type) == AUXV_DEC) json_add_u64(e, "value", a->value);
+        else json_add_hex(e, "value", a->value);
+        const char *str = r->auxv_strings ? r->auxv_strings[i] : NULL;
+        if (str) json_add_bytes(e, "string", str, strlen(str));
+        cJSON_AddItemToArray(auxv, e);
+    }
     return j;
 }
 

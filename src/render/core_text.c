@@ -1,5 +1,6 @@
 #include "core_text.h"
 
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,30 @@ static const char *shown(char *buf, size_t bufsz, const char *s)
 {
     text_sanitize_display(buf, bufsz, s, strlen(s));
     return buf;
+}
+
+/* The auxiliary vector's few entries a reader wants at a glance (--json has them all, as gdb's `info auxv`). */
+static int auxv_line(const struct core_report *r, struct text_lines *out)
+{
+    const struct core_notes *n = &r->notes;
+    char line[1024] = "", text[300];
+    size_t off = 0;
+    for (int i = 0; i < n->nauxv && off < sizeof line - 320; i++) {
+        const struct core_auxv_entry *a = &n->auxv[i];
+        const char *str = r->auxv_strings ? r->auxv_strings[i] : NULL;
+        const char *sep = off ? ", " : "";
+        if (a->type == AT_EXECFN && str)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%sstarted as %s", sep, shown(text, sizeof text, str));
+        else if (a->type == AT_PLATFORM && str)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%splatform %s", sep, shown(text, sizeof text, str));
+        else if (a->type == AT_ENTRY)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%sentry 0x%llx", sep, a->value);
+        else if (a->type == AT_PAGESZ)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%spage size %llu", sep, a->value);
+        else if (a->type == AT_SECURE && a->value)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%ssetuid-like (AT_SECURE)", sep);
+    }
+    return off ? text_lines_add(out, "  Auxv: %s", line) : 0;
 }
 
 static int process_lines(const struct core_report *r, const char *path, struct text_lines *out)
@@ -32,6 +57,7 @@ static int process_lines(const struct core_report *r, const char *path, struct t
                      text_lines_add(out, "  State %c, uid %d, gid %d, parent %d", n->state, n->uid, n->gid,
                                     n->ppid) < 0))
         return -1;
+    if (auxv_line(r, out) < 0) return -1;
     if (n->needed_size > n->file_size) {
         text_format_bytes(need, sizeof need, (long long)n->needed_size);
         if (text_lines_add(out, "  Truncated: %s of %s (a dump cut short?): memory past that is missing, and "

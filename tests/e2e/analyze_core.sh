@@ -2,7 +2,8 @@
 # `diagtop analyze CORE` on real cores: diagtop's own (snapshot and stop-and-copy, of C and of Go), gcore's and the
 # kernel's (a crash on SIGSEGV, an abort). A Go program's goroutines are checked against what it printed of itself
 # (runtime.Stack) just before the dump, and a Go program without DWARF says why it has none. Every thread's stack is compared frame by frame with `eu-stack --core` and with
-# gdb's `thread apply all bt`; the crash names its signal, address and thread first. Then the files: a program
+# gdb's `thread apply all bt`, the auxiliary vector with gdb's `info auxv`; the crash names its signal, address and
+# thread first. Then the files: a program
 # moved away (missing, named once), found again with --exe and with --sysroot, and a different program at the
 # core's path (refused: its build-id is not the core's). Then bad input: a truncated core, one cut before its
 # notes, an executable, a core of another architecture, a core with PN_XNUM program headers, hostile bytes in
@@ -21,6 +22,9 @@ compare() {
         python3 "$ROOT/tests/tools/compare_eustack.py" "$TMP/$name.eu" "$TMP/$name.json"
     check "$name: gdb's threads, and every frame at one of gdb's addresses in gdb's order" \
         python3 "$ROOT/tests/tools/compare_gdb.py" "$TMP/$name.gdb" "$TMP/$name.json"
+    timeout 60 gdb -nx -batch -ex 'info auxv' "$exe" "$core" >"$TMP/$name.auxv" 2>&1
+    check "$name: the auxiliary vector is gdb's info auxv, entry for entry, strings too" \
+        python3 "$ROOT/tests/tools/compare_auxv.py" "$TMP/$name.auxv" "$TMP/$name.json"
 }
 
 # two_cores NAME PID: diagtop's and gcore's cores of the running PID, $TMP/NAME-diagtop.core and

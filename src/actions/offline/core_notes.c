@@ -146,10 +146,14 @@ static void on_siginfo(struct core_notes *n, const unsigned char *desc, size_t l
 
 static void on_auxv(struct core_notes *n, const unsigned char *desc, size_t len)
 {
+    if (n->auxv) return; /* one NT_AUXV per core: a second one is ignored */
+    size_t max = len / 16 < CORE_AUXV_MAX ? len / 16 : CORE_AUXV_MAX;
+    n->auxv = max ? calloc(max, sizeof *n->auxv) : NULL;
     for (size_t off = 0; off + 16 <= len; off += 16) {
         unsigned long long kv[2];
         memcpy(kv, desc + off, sizeof kv);
         if (kv[0] == AT_NULL) break;
+        if (n->auxv && (size_t)n->nauxv < max) n->auxv[n->nauxv++] = (struct core_auxv_entry){kv[0], kv[1]};
         if (kv[0] == AT_ENTRY) n->auxv_entry = kv[1];
         else if (kv[0] == AT_EXECFN) n->auxv_execfn = kv[1];
         else if (kv[0] == AT_PHDR) n->auxv_phdr = kv[1];
@@ -315,6 +319,7 @@ void core_notes_free(struct core_notes *n)
     free(n->files);
     free(n->threads);
     free(n->loads);
+    free(n->auxv);
     memset(n, 0, sizeof *n);
 }
 

@@ -7,6 +7,8 @@
 #define DIAGTOP_CORE_NOTES_H
 #include <stddef.h>
 
+#define CORE_AUXV_MAX 128 /* the kernel writes about 20; a core claiming more is cut there */
+
 struct core_thread_note {
     int tid;
     int cursig;                    /* the signal it was taking, 0: none */
@@ -16,6 +18,10 @@ struct core_thread_note {
 struct core_file_note {
     unsigned long long start, end, page_offset; /* one file mapping, as NT_FILE lists it */
     char *path;
+};
+
+struct core_auxv_entry {
+    unsigned long long type, value; /* one (AT_ type, value) pair of NT_AUXV */
 };
 
 struct core_load {
@@ -40,6 +46,8 @@ struct core_notes {
     struct core_file_note *files;
     int nfiles;
     unsigned long long auxv_entry, auxv_execfn, auxv_phdr; /* AT_ENTRY, AT_EXECFN, AT_PHDR; 0: absent */
+    struct core_auxv_entry *auxv; /* every pair before AT_NULL, in the core's order (at most CORE_AUXV_MAX) */
+    int nauxv;
     unsigned long long file_size;   /* bytes on disk */
     unsigned long long needed_size; /* bytes the program headers describe: more than file_size when truncated */
     struct core_load *loads;        /* the PT_LOAD segments, by address */

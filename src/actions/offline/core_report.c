@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core_auxv.h"
 #include "actions/stack/debuginfo_cache.h"
 #include "actions/stack/modules.h"
 #include "actions/stack/symbolize.h"
@@ -154,6 +155,27 @@ static void fill_identity(struct core_report *r)
 
 /* With the threads unwound: the goroutines and the heap's allocator found, every address the report will look up
  * told to the modules (so that a first run inflates only the DWARF those need), then all named and walked. */
+/* A NUL-terminated string of the process's memory (at most AUXV_STRING_MAX bytes), or NULL when unreadable. */
+#define AUXV_STRING_MAX 256
+static char *read_string(const struct mem_reader *mem, unsigned long long addr)
+{
+    char buf[AUXV_STRING_MAX];
+    for (size_t i = 0; i < sizeof buf; i++) {
+        if (mem_read(mem, addr + i, &buf[i], 1) < 0) return NULL;
+        if (!buf[i]) return strdup(buf);
+    }
+    return NULL; /* no end within the bound: not a string we show */
+}
+
+/* The strings the auxiliary vector points to, from the core's memory (the stack's top holds them). */
+static void read_auxv_strings(struct core_report *r, const struct mem_reader *mem)
+{
+    if (!r->notes.nauxv || !(r->auxv_strings = calloc((size_t)r->notes.nauxv, sizeof *r->auxv_strings))) return;
+    for (int i = 0; i < r->notes.nauxv; i++)
+        if (core_auxv_format(r->notes.auxv[i].type) == AUXV_STR && r->notes.auxv[i].value)
+            r->auxv_strings[i] = read_string(mem, r->notes.auxv[i].value);
+}
+
 static void read_contents(struct core_report *r, int fd, struct modules *m, struct symbolizer *sy,
                           const struct core_options *o)
 {
@@ -174,6 +196,7 @@ static void read_contents(struct core_report *r, int fd, struct modules *m, stru
     core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
     mark_signal_thread(r);
     list_modules(modules_dwfl(m), r);
+    read_auxv_strings(r, &mem);
 }
 
 int core_report_read(const char *path, const struct core_options *o, struct core_report *r, char *err,
@@ -227,6 +250,8 @@ void core_report_free(struct core_report *r)
         free(r->modules[i].debug_file);
     }
     free(r->modules);
+    for (int i = 0; r->auxv_strings && i < r->notes.nauxv; i++) free(r->auxv_strings[i]);
+    free(r->auxv_strings);
     goroutines_free(&r->goroutines);
     glibc_heap_free(&r->heap.h);
     stack_result_free(&r->stacks);

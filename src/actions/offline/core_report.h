@@ -43,6 +43,7 @@ struct core_report {
     int signal_tid;     /* the thread that took notes.signal, 0: none known */
     struct goroutines goroutines;
     struct core_heap heap;
+    char **auxv_strings; /* per notes.auxv entry: the string it points to (AT_EXECFN, AT_PLATFORM...), else NULL */
 };
 
 /* Reads the core at path. Returns 0, or -1 with a one-line reason (the notes' checks, or libdw's). */
