@@ -193,7 +193,7 @@ build/fuzz/fuzz_hprof: tests/fuzz/fuzz_hprof.c $(FUZZ_SRC) $(wildcard src/action
 	    -o $@ $< $(FUZZ_SRC) -lz -lpthread
 
 # The core reader's notes walk under libFuzzer (tests/e2e/fuzz_core.sh runs it).
-build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c src/actions/offline/core_notes.h src/util/grow.c | $(TEST_DEPS_STAMP)
+build/fuzz/fuzz_core: tests/fuzz/fuzz_core.c src/actions/offline/core_notes.c src/actions/offline/core_notes.h src/actions/dump/diagtop_note.h src/util/grow.c | $(TEST_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZ,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

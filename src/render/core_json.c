@@ -44,6 +44,7 @@ static cJSON *process_json(const struct core_report *r)
         json_add_i64(j, "gid", n->gid);
     }
     if (n->auxv_entry) json_add_hex(j, "entry", n->auxv_entry);
+    json_add_fixed_or_null(j, "taken_unix_seconds", n->taken_realtime_ns > 0, (double)n->taken_realtime_ns / 1e9, 3);
     cJSON *auxv = cJSON_AddArrayToObject(j, "auxv");
     for (int i = 0; i < n->nauxv; i++) {
         const struct core_auxv_entry *a = &n->auxv[i];
@@ -71,6 +72,7 @@ static cJSON *goroutines_json(const struct goroutines *gs, int source)
         json_add_i64(gj, "id", g->id);
         json_add_string_or_null(gj, "state", g->state);
         json_add_fixed_or_null(gj, "waiting_since_s", g->waiting_since_s >= 0, g->waiting_since_s, 3);
+        json_add_fixed_or_null(gj, "waited_s", g->waited_s >= 0, g->waited_s, 3);
         if (g->tid) json_add_i64(gj, "tid", g->tid);
         else cJSON_AddNullToObject(gj, "tid");
         cJSON_AddBoolToObject(gj, "system", g->system);

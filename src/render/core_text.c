@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "stack_text.h"
@@ -58,6 +59,14 @@ static int process_lines(const struct core_report *r, const char *path, struct t
                                     n->ppid) < 0))
         return -1;
     if (auxv_line(r, out) < 0) return -1;
+    if (n->taken_realtime_ns) {
+        time_t secs = (time_t)(n->taken_realtime_ns / 1000000000LL);
+        struct tm tm;
+        char when[64];
+        if (gmtime_r(&secs, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) &&
+            text_lines_add(out, "  Taken: %s, by diagtop", when) < 0)
+            return -1;
+    }
     if (n->needed_size > n->file_size) {
         text_format_bytes(need, sizeof need, (long long)n->needed_size);
         if (text_lines_add(out, "  Truncated: %s of %s (a dump cut short?): memory past that is missing, and "
@@ -83,7 +92,11 @@ static int goroutine_header(const struct goroutines *gs, const int *members, int
 {
     const struct goroutine *g = &gs->list[members[0]];
     char since[64] = "", ids[256] = "";
-    if (g->waiting_since_s >= 0) snprintf(since, sizeof since, ", since %.2f s after start", g->waiting_since_s);
+    double longest = -1; /* a group's members waited for different times: the longest says most */
+    for (int i = 0; i < n; i++)
+        if (gs->list[members[i]].waited_s > longest) longest = gs->list[members[i]].waited_s;
+    if (longest >= 0) snprintf(since, sizeof since, ", %s%.2f s when dumped", n > 1 ? "up to " : "", longest);
+    else if (g->waiting_since_s >= 0) snprintf(since, sizeof since, ", since %.2f s after start", g->waiting_since_s);
     if (n == 1) return text_lines_add(out, "Goroutine %lld [%s%s]:", g->id, g->state, since);
     size_t off = 0;
     for (int i = 0; i < n; i++) {

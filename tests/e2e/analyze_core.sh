@@ -79,8 +79,10 @@ compare "Go core" "$TMP/go.core" "$TARGETS/gostacks"
 check "Go core: the blocked reader goroutine's chain, to runtime.goexit" \
     has_chain "$TMP/Go core.json" any main.blockedRead main.reader main.main.func2 runtime.goexit
 # a Go program's goroutines, read from the runtime's structures in the core, against its own runtime.Stack
+GO_T0=$(date +%s.%N)
 start_target goparked env GOPARKED_TRACE="$TMP/goparked.trace" "$TARGETS/goparked"; GP=$TARGET_PID
 wait_ready goparked || fail "goparked did not start"
+GO_T1=$(date +%s.%N)
 two_cores goparked "$GP"
 for kind in diagtop gcore; do
     core=$TMP/goparked-$kind.core
@@ -88,16 +90,25 @@ for kind in diagtop gcore; do
     check "Go goroutines from $kind's core: the ids, states, frames and creators the program printed of itself" \
         python3 "$ROOT/tests/tools/compare_goroutines.py" "$TMP/goparked.trace" "$TMP/goparked-$kind.json"
 done
+check "Go goroutines: diagtop's core says when it was taken, and how long each parked goroutine had waited then" \
+    json_eval "$TMP/goparked-diagtop.json" "
+    $GO_T1 - 1 <= last['process']['taken_unix_seconds'] <= $GO_T1 + 30 and
+    all(g['waited_s'] is not None and 0 <= g['waited_s'] <= last['process']['taken_unix_seconds'] - $GO_T0
+        for g in last['goroutines']['list'] if g['state'] in ('chan receive', 'select', 'semacquire') and not g['system'])"
+check "... gcore's core has no such note: no taken time, no waited_s (since-after-start only)" \
+    json_eval "$TMP/goparked-gcore.json" "
+    last['process']['taken_unix_seconds'] is None and all(g['waited_s'] is None for g in last['goroutines']['list'])"
 check "Go goroutines: the runtime's own goroutines are there too, marked system" json_eval "$TMP/goparked-diagtop.json" \
     "any(g['system'] for g in last['goroutines']['list']) and last['goroutines']['error'] is None"
 "$DIAGTOP" analyze "$TMP/goparked-diagtop.core" >"$TMP/goparked.txt" 2>&1
 check "Go goroutines text: grouped by state and stack, with the frames and where they were created" bash -c "
-    grep -Eq '^5 goroutines \[chan receive(, since [0-9.]+ s after start)?\]: [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' '$TMP/goparked.txt' &&
+    grep -Eq '^5 goroutines \[chan receive(, since [0-9.]+ s after start|, up to [0-9.]+ s when dumped)?\]: [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$' '$TMP/goparked.txt' &&
     grep -Eq '^3 goroutines \[select' '$TMP/goparked.txt' && grep -Eq '^2 goroutines \[semacquire' '$TMP/goparked.txt' &&
     grep -Eq '^Goroutine [0-9]+ \[IO wait' '$TMP/goparked.txt' &&
     grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q 'main.waitRecv+0x[0-9a-f]* *.*goparked/main.go:18' &&
     grep -A8 '^5 goroutines \[chan receive' '$TMP/goparked.txt' | grep -q '^  created by main.main  .*goparked/main.go:' &&
-    grep -q '^Goroutines: .* (the runtime.s own hidden' '$TMP/goparked.txt' && grep -q '^Threads: ' '$TMP/goparked.txt'"
+    grep -q '^Goroutines: .* (the runtime.s own hidden' '$TMP/goparked.txt' && grep -q '^Threads: ' '$TMP/goparked.txt' &&
+    grep -Eq '^  Taken: 20[0-9-]+ [0-9:]+ UTC, by diagtop$' '$TMP/goparked.txt'"
 "$DIAGTOP" analyze "$TMP/goparked-diagtop.core" --all-goroutines >"$TMP/goparked-all.txt" 2>&1
 check "--all-goroutines: the runtime's own shown too (more blocks)" bash -c "
     [ \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked-all.txt') -gt \$(grep -Ec '^(Goroutine [0-9]+|[0-9]+ goroutines) ' '$TMP/goparked.txt') ]"

@@ -32,7 +32,7 @@ FAMILIES = ["go", "jvm", "agent"]  # below runtimes/: each may use runtimes/*.h,
 PUBLIC = {"target/process_control.h", "target/signal_trap.h", "stack/stack.h", "stack/frame.h", "dump/dump.h",
           "profile/cpu_profile.h", "profile/cpu_report.h", "runtimes/provider.h", "runtimes/results.h",
           "runtimes/heap_site.h",  # the --drop-frames rule, checked where the option is read
-          "capture/capture.h", "offline/heap_analysis.h", "offline/core_report.h", "offline/core_notes.h", "offline/glibc_heap.h", "offline/core_diff.h"}
+          "capture/capture.h", "offline/heap_analysis.h", "offline/core_report.h", "offline/core_notes.h", "offline/core_auxv.h", "offline/glibc_heap.h", "offline/core_diff.h"}
 
 def place(rel):
     """(layer, room, family) of a path relative to src/."""

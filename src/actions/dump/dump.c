@@ -833,6 +833,11 @@ static int job_stop(struct dump_job *j, char *err, size_t errlen)
     if (j->o->held) j->s = *j->o->held; /* stopped already: the caller's, used and left to it */
     else if ((rc = ptrace_session_stop(&j->s, j->pid, j->o->timeout, j->o->cancel, err, errlen)) < 0) return rc;
     j->stopped = 1;
+    struct timespec mono, real; /* the moment the core shows, for its DIAGTOP note */
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &real);
+    j->proc.taken_monotonic_ns = (long long)mono.tv_sec * 1000000000LL + mono.tv_nsec;
+    j->proc.taken_realtime_ns = (long long)real.tv_sec * 1000000000LL + real.tv_nsec;
     if (j->c.mem_fd < 0) j->c.mem_fd = j->orig_mem = open_proc(j->pid, "mem"); /* may need the attachment */
     if ((rc = job_list_threads(j, err, errlen)) < 0) return rc;
     job_read_registers(j, j->snap ? j->main_at : -1);

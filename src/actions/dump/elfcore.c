@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/procfs.h>
 
+#include "diagtop_note.h"
+
 #define PAGE 4096ULL
 
 static int put(struct bytes *b, const void *data, size_t n)
@@ -125,6 +127,9 @@ int elfcore_notes(struct bytes *out, const struct core_process *p, const struct 
     if (prpsinfo(out, p) < 0 || siginfo(out, sig, p->siginfo) < 0) return -ENOMEM;
     if (p->auxv_len && note(out, "CORE", NT_AUXV, p->auxv, p->auxv_len) < 0) return -ENOMEM;
     if (file_note(out, dm) < 0) return -ENOMEM;
+    struct diagtop_note_taken taken = {p->taken_monotonic_ns, p->taken_realtime_ns};
+    if (p->taken_realtime_ns && note(out, DIAGTOP_NOTE_NAME, DIAGTOP_NT_TAKEN, &taken, sizeof taken) < 0)
+        return -ENOMEM;
     if (nthreads > 0 && thread_fp(out, &threads[0]) < 0) return -ENOMEM;
     for (int i = 1; i < nthreads; i++)
         if (prstatus(out, p, &threads[i]) < 0 || thread_fp(out, &threads[i]) < 0) return -ENOMEM;

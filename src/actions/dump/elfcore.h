@@ -1,6 +1,6 @@
 /* elfcore: the non-memory parts of an ELF core file as the kernel writes them (docs/protocols/elfcore.md): the ELF and
  * program headers, and the notes (per thread NT_PRSTATUS, NT_FPREGSET, NT_X86_XSTATE; once NT_PRPSINFO,
- * NT_SIGINFO, NT_AUXV, NT_FILE). Pure byte building; the caller writes them. */
+ * NT_SIGINFO, NT_AUXV, NT_FILE; and diagtop's own, diagtop_note.h). Pure byte building; the caller writes them. */
 #ifndef DIAGTOP_ELFCORE_H
 #define DIAGTOP_ELFCORE_H
 #include <signal.h>
@@ -26,6 +26,7 @@ struct core_process {
     unsigned char *auxv;
     size_t auxv_len;
     const siginfo_t *siginfo; /* the first thread's, as it came (a fault's address and code); NULL: its signal only */
+    long long taken_monotonic_ns, taken_realtime_ns; /* when it was stopped: the DIAGTOP note (0: none written) */
 };
 
 struct bytes {

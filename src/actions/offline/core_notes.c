@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "actions/dump/diagtop_note.h"
 #include "util/grow.h"
 
 #define MAX_PHDRS (1u << 22)        /* more segments than any real process maps (the kernel caps at 65530 + a few) */
@@ -185,9 +186,24 @@ static int on_file(struct core_notes *n, const unsigned char *desc, size_t len)
     return 0;
 }
 
+/* diagtop's own note: when it stopped the process (a time before 1970 or an empty clock is not believed). */
+static void on_taken(struct core_notes *n, const unsigned char *desc, size_t len)
+{
+    struct diagtop_note_taken t;
+    if (len < sizeof t) return;
+    memcpy(&t, desc, sizeof t);
+    if (t.monotonic_ns <= 0 || t.realtime_ns <= 0) return;
+    n->taken_monotonic_ns = t.monotonic_ns;
+    n->taken_realtime_ns = t.realtime_ns;
+}
+
 static int on_note(struct note_walk *w, const char *name, size_t namesz, unsigned type, const unsigned char *desc,
                    size_t len)
 {
+    if (namesz == sizeof DIAGTOP_NOTE_NAME && memcmp(name, DIAGTOP_NOTE_NAME, namesz) == 0) {
+        if (type == DIAGTOP_NT_TAKEN) on_taken(w->out, desc, len);
+        return 0;
+    }
     if (namesz != 5 || memcmp(name, "CORE", 5) != 0) return 0; /* LINUX (xstate) and others: registers we skip */
     switch (type) {
     case NT_PRSTATUS: return on_prstatus(w, desc, len);

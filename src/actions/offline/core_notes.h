@@ -1,7 +1,7 @@
 /* core_notes: the process as an ELF core recorded it, read from the file's header, program headers and notes with
  * every offset and size checked (a core is untrusted input, maybe from someone else's box): who it was
  * (NT_PRPSINFO), each thread and the signal it was taking (NT_PRSTATUS), why it was dumped (NT_SIGINFO), the
- * auxiliary vector (NT_AUXV) and the mapped files (NT_FILE). Reads with pread: a 10 GiB core is never loaded. The
+ * auxiliary vector (NT_AUXV), the mapped files (NT_FILE), and when diagtop took it (its DIAGTOP note). Reads with pread: a 10 GiB core is never loaded. The
  * memory itself (PT_LOAD) is read by libdw (core_stack). x86-64 cores only, as diagtop writes and unwinds them. */
 #ifndef DIAGTOP_CORE_NOTES_H
 #define DIAGTOP_CORE_NOTES_H
@@ -48,6 +48,7 @@ struct core_notes {
     unsigned long long auxv_entry, auxv_execfn, auxv_phdr; /* AT_ENTRY, AT_EXECFN, AT_PHDR; 0: absent */
     struct core_auxv_entry *auxv; /* every pair before AT_NULL, in the core's order (at most CORE_AUXV_MAX) */
     int nauxv;
+    long long taken_monotonic_ns, taken_realtime_ns; /* when diagtop stopped it (its DIAGTOP note); 0: not said */
     unsigned long long file_size;   /* bytes on disk */
     unsigned long long needed_size; /* bytes the program headers describe: more than file_size when truncated */
     struct core_load *loads;        /* the PT_LOAD segments, by address */

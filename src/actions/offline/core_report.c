@@ -155,6 +155,17 @@ static void fill_identity(struct core_report *r)
 
 /* With the threads unwound: the goroutines and the heap's allocator found, every address the report will look up
  * told to the modules (so that a first run inflates only the DWARF those need), then all named and walked. */
+/* A core diagtop wrote says when the process was stopped, on the clock the Go runtime keeps: how long each
+ * goroutine had waited then (as live), not only since when after the runtime's start. */
+static void waited_when_taken(struct core_report *r)
+{
+    long long taken = r->notes.taken_monotonic_ns;
+    for (int i = 0; taken > 0 && i < r->goroutines.n; i++) {
+        struct goroutine *g = &r->goroutines.list[i];
+        if (g->wait_since_ns > 0 && g->wait_since_ns <= taken) g->waited_s = (double)(taken - g->wait_since_ns) / 1e9;
+    }
+}
+
 /* A NUL-terminated string of the process's memory (at most AUXV_STRING_MAX bytes), or NULL when unreadable. */
 #define AUXV_STRING_MAX 256
 static char *read_string(const struct mem_reader *mem, unsigned long long addr)
@@ -193,6 +204,7 @@ static void read_contents(struct core_report *r, int fd, struct modules *m, stru
     stack_name_frames(m, also, nalso, sy, &r->stacks, o->source);
     free(also);
     goroutines_name(sy, &r->goroutines, o->source);
+    waited_when_taken(r);
     core_heap_read(m, malloc_addr, &mem, &r->notes, &r->heap);
     mark_signal_thread(r);
     list_modules(modules_dwfl(m), r);
