@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "util/clock.h"
 
@@ -57,52 +56,19 @@ unsigned api_guard_sweep(struct api_guard *g)
     return n;
 }
 
-static void *watch(void *arg)
-{
-    struct api_guard *g = arg;
-    pthread_mutex_lock(&g->lock);
-    while (!g->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 250 * 1000000L; /* four passes a second: a deadline holds to a quarter second */
-        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&g->wake, &g->lock, &ts);
-        if (g->stop) break;
-        pthread_mutex_unlock(&g->lock);
-        api_guard_sweep(g);
-        pthread_mutex_lock(&g->lock);
-    }
-    pthread_mutex_unlock(&g->lock);
-    return NULL;
-}
+static void watch(void *arg) { api_guard_sweep(arg); }
 
 int api_guard_start(struct api_guard *g, unsigned max, double deadline)
 {
     *g = (struct api_guard){.max = max, .deadline = deadline, .now = clock_monotonic_seconds, .close_fd = shutdown_fd};
     pthread_mutex_init(&g->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->wake, &ca);
-    pthread_condattr_destroy(&ca);
-    int rc = pthread_create(&g->thread, NULL, watch, g);
-    if (rc) return -rc;
-    g->running = 1;
-    return 0;
+    return ticker_start(&g->watcher, 0.25, watch, g);
 }
 
 void api_guard_stop(struct api_guard *g)
 {
-    if (g->running) {
-        pthread_mutex_lock(&g->lock);
-        g->stop = 1;
-        pthread_cond_signal(&g->wake);
-        pthread_mutex_unlock(&g->lock);
-        pthread_join(g->thread, NULL);
-        g->running = 0;
-    }
+    ticker_stop(&g->watcher);
     /* libmicrohttpd has closed every connection by now (its daemon stops first), so the list is empty. */
-    pthread_cond_destroy(&g->wake);
     pthread_mutex_destroy(&g->lock);
 }
 

@@ -7,18 +7,18 @@
 #define DIAGTOP_API_GUARD_H
 #include <pthread.h>
 
+#include "util/ticker.h"
+
 struct api_guard_conn; /* one connection, from libmicrohttpd's start notification to its close */
 
 struct api_guard {
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    pthread_t thread;
+    pthread_mutex_t lock; /* the list */
+    struct ticker watcher; /* four sweeps a second: a deadline holds to a quarter second */
     struct api_guard_conn *head;
     unsigned open, max;   /* connections now, and the most libmicrohttpd will take */
     double deadline;      /* seconds from a request's first byte to the end of its headers */
     double (*now)(void);  /* the clock (monotonic seconds) */
     int (*close_fd)(int fd); /* how a connection is ended: shutdown, so that its own thread sees the end */
-    int running, stop;
     unsigned long closed_slow, closed_crowded; /* for the log and /metrics */
 };
 
