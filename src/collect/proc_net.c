@@ -133,6 +133,11 @@ int proc_net_sample(struct proc_net_state *s, int procfd, const char *dir, struc
     return first ? 0 : 1;
 }
 
+int proc_net_quiet(const struct proc_net_state *s, int procfd, const char *dir)
+{
+    return s->sampled && !s->error && !s->other_netns && s->n == 0 && fd_count(procfd, dir) == s->fd_count;
+}
+
 void proc_net_state_free(struct proc_net_state *s)
 {
     free(s->socks);

@@ -35,6 +35,7 @@
 #define UNIT_RECHECK_SECONDS 5.0   /* a process can be moved to another cgroup (systemd-run --scope, docker exec) */
 #define UNIT_MAX 64
 #define OOM_RECHECK_SECONDS 5.0    /* oom_score_adj can be written at any time */
+#define FEW_NET_ROWS 16            /* up to this many rows with NET, a quiet one is told by its fd count, not a dump */
 
 /* One process or thread, as long as it keeps its identity (pid, start time). */
 struct proc_entry {
@@ -105,6 +106,7 @@ struct proctable {
     int delayacct;              /* kernel.task_delayacct at this refresh: IO% is known only while it is 1 */
     struct tcp_counters tcp; /* dumped once a refresh, when a row needs it */
     unsigned tcp_gen;
+    unsigned net_rows, net_rows_prev, net_rows_gen; /* rows filled with NET this refresh and the previous one */
     int tcp_ok;
     char text[STAT_TEXT_MAX];
 };
@@ -741,20 +743,31 @@ static void fill_net(struct proctable *t, struct proc_entry *e, double now)
     struct proc_row *r = &e->row;
     if (e->net_gen == t->gen) return;
     e->net_gen = t->gen;
-    if (t->tcp_gen != t->gen) { /* one dump serves every row of this refresh */
-        char err[128];
-        t->tcp_ok = tcp_counters_dump(&t->tcp, now, err, sizeof err) == 0;
-        t->tcp_gen = t->gen;
+    if (t->net_rows_gen != t->gen) {
+        t->net_rows_prev = t->net_rows;
+        t->net_rows = 0;
+        t->net_rows_gen = t->gen;
     }
+    t->net_rows++;
     char dir[64];
-    unsigned long long received, sent;
+    unsigned long long received = 0, sent = 0;
     entry_dir(e, dir, sizeof dir);
     /* Not diagtop itself: it keeps a descriptor open for each process's files, so its fd directory holds
      * thousands of entries whose count changes at every refresh; matching them would cost more than every other
      * process's NET together (10,000 readlinks a refresh at 2,000 processes). */
-    int rc = t->tcp_ok && !r->is_thread && !r->is_kernel && r->tgid != t->self
-                 ? proc_net_sample(&e->net, t->procfd, dir, &t->tcp, now, &received, &sent)
-                 : -1;
+    int eligible = !r->is_thread && !r->is_kernel && r->tgid != t->self;
+    int rc;
+    if (eligible && t->tcp_gen != t->gen && t->net_rows_prev <= FEW_NET_ROWS &&
+        proc_net_quiet(&e->net, t->procfd, dir)) {
+        rc = 1; /* no socket, none opened: 0 without the dump */
+    } else {
+        if (t->tcp_gen != t->gen) { /* one dump serves every row of this refresh */
+            char err[128];
+            t->tcp_ok = tcp_counters_dump(&t->tcp, now, err, sizeof err) == 0;
+            t->tcp_gen = t->gen;
+        }
+        rc = t->tcp_ok && eligible ? proc_net_sample(&e->net, t->procfd, dir, &t->tcp, now, &received, &sent) : -1;
+    }
     if (rc < 0) {
         r->net_known = r->net_rates_known = 0;
         return;

@@ -2,7 +2,7 @@
 # What a refresh does not re-read for a quiet process, and that it still shows the truth once the process moves:
 # /proc/PID/io is read again only after one of its threads ran (schedstat moved), oom_score after RES moved or a
 # few seconds, /proc/PID/fd counted only while a socket that moves bytes has no owner found, or every few
-# seconds. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
+# seconds; a socket-less process watched alone needs no sock_diag dump after its first. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
 # writer that starts after a quiet spell, a receiver that accepts a connection after its first samples, an
 # oom_score_adj written meanwhile, a sender that reconnects every few seconds (what a connection pool does).
 . "$(dirname "$0")/../lib.sh"
@@ -13,7 +13,7 @@ start_target sleeper "$TARGETS/sleeper"; S=$TARGET_PID
 wait_exec "$S" "$TARGETS/sleeper" || fail "sleeper did not start"
 
 # ---- a quiet process: its io, oom_score and fd directory are not looked at every refresh ----
-strace -f -y -e trace=pread64,newfstatat,openat -o "$TMP/quiet.strace" \
+strace -f -y -e trace=pread64,newfstatat,openat,sendto -o "$TMP/quiet.strace" \
     "$DIAGTOP" -b -n 8 -d 0.3 -p "$S" --columns pid,diskr,diskw,wait,csw,oom,netr,netw,command \
     >"$TMP/quiet.txt" 2>"$TMP/quiet.err"
 count() { grep -c "$1" "$TMP/quiet.strace"; }
@@ -26,6 +26,9 @@ COUNTED=$(count "newfstatat([0-9]*</proc>, \"$S/fd\"")
 # tests running beside this one make some, so the count is bounded, not fixed)
 check "a sleeper over 8 refreshes: schedstat read each time ($SCHED), io once ($IO), oom_score once ($OOM), its fds listed once ($LISTED, counted $COUNTED)" \
     test "$SCHED" -ge 8 -a "$IO" -eq 1 -a "$OOM" -eq 1 -a "$LISTED" -eq 1 -a "$COUNTED" -le "$SCHED"
+DUMPS=$(grep -c 'sendto([0-9]*<socket:\[[0-9]*\]>, .*NETLINK\|sendto(.*nlmsg_type=0x12' "$TMP/quiet.strace")
+check "a socket-less process watched alone: one sock_diag dump (its first sample), not one a refresh ($DUMPS)" \
+    test "$DUMPS" -eq 1
 check "and its row still has every value (rates of 0, a score)" bash -c "
     grep -E '^ *$S ' '$TMP/quiet.txt' | tail -1 | grep -Eq '^ *$S +0 +0 +0\.0 +0 +[0-9]+ +0 +0 '"
 
