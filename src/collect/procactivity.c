@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "util/fileio.h"
-#include "util/tasks.h"
 #include "cgroup_name.h"
 #include "procinfo.h"
 
@@ -34,27 +33,6 @@ int procactivity_parse_io(const char *text, struct proc_io *out)
     if (io.read_bytes < 0 || io.write_bytes < 0) return -1;
     *out = (struct proc_io){(unsigned long long)io.read_bytes, (unsigned long long)io.write_bytes};
     return 0;
-}
-
-int procactivity_read_sched_threads(int procfd, int pid, struct proc_sched *out)
-{
-    struct tasks it;
-    if (tasks_open(&it, procfd, pid) < 0) return -errno;
-    *out = (struct proc_sched){0};
-    int tid, seen = 0;
-    while ((tid = tasks_next(&it))) {
-        char path[96], buf[128];
-        struct proc_sched one;
-        snprintf(path, sizeof path, "%d/task/%d/schedstat", pid, tid);
-        if (fileio_read_at(procfd, path, buf, sizeof buf) <= 0 || procactivity_parse_sched(buf, &one) < 0)
-            continue; /* ended meanwhile */
-        out->run_ns += one.run_ns;
-        out->wait_ns += one.wait_ns;
-        out->switches += one.switches;
-        seen++;
-    }
-    tasks_close(&it);
-    return seen ? 0 : -ESRCH;
 }
 
 int procactivity_read_unit(int procfd, const char *dir, char *out, size_t outsz)

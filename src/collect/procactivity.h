@@ -22,10 +22,6 @@ int procactivity_parse_io(const char *text, struct proc_io *out);
 /* Parses one schedstat line ("run wait switches"). Returns 0 or -1. */
 int procactivity_parse_sched(const char *text, struct proc_sched *out);
 
-/* Sums schedstat over every thread of process pid (its own schedstat is its main thread's alone; a thread that
- * ended since takes its share out of the sum: callers clamp a falling total). Returns 0 or -errno. */
-int procactivity_read_sched_threads(int procfd, int pid, struct proc_sched *out);
-
 /* Reads /proc/<dir>/cgroup and names its unit as cgroup_unit does. Returns 0 or -errno. */
 int procactivity_read_unit(int procfd, const char *dir, char *out, size_t outsz);
 #endif

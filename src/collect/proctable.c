@@ -22,6 +22,7 @@
 #include "proc_net.h"
 #include "procactivity.h"
 #include "tcp_counters.h"
+#include "thread_sched.h"
 #include "procstat.h"
 #include "systotals.h"
 
@@ -78,6 +79,7 @@ struct proc_entry {
     unsigned long long run_ns, io_run_ns, io_switches;
     long io_nlwp;
     int io_sched_valid;
+    struct thread_sched threads_sched; /* a multi-threaded process's per-thread schedstat descriptors */
 };
 
 /* What an executable (device, inode) is, so that many processes of one binary read its ELF once. */
@@ -185,6 +187,7 @@ static void entry_close_kept(struct proctable *t, struct proc_entry *e)
     close_fd(t, &e->io_fd);
     close_fd(t, &e->sched_fd);
     close_fd(t, &e->oom_fd);
+    thread_sched_close(&e->threads_sched, &t->kept_fds);
 }
 
 static void entry_reset_identity(struct proctable *t, struct proc_entry *e)
@@ -697,7 +700,7 @@ static void fill_sched(struct proctable *t, struct proc_entry *e, double now)
     struct proc_sched sc;
     int rc;
     if (!r->is_thread && r->nlwp > 1) { /* a process's own schedstat is its main thread's: sum the threads */
-        rc = procactivity_read_sched_threads(t->procfd, r->pid, &sc);
+        rc = thread_sched_read(&e->threads_sched, t->procfd, r->pid, r->nlwp, &t->kept_fds, t->max_kept_fds, &sc);
     } else {
         char buf[128];
         ssize_t n = entry_read(t, e, &e->sched_fd, "schedstat", buf, sizeof buf - 1);

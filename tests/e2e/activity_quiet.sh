@@ -2,7 +2,8 @@
 # What a refresh does not re-read for a quiet process, and that it still shows the truth once the process moves:
 # /proc/PID/io is read again only after one of its threads ran (schedstat moved), oom_score after RES moved or a
 # few seconds, /proc/PID/fd counted only while a socket that moves bytes has no owner found, or every few
-# seconds; a socket-less process watched alone needs no sock_diag dump after its first. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
+# seconds; a socket-less process watched alone needs no sock_diag dump after its first; a multi-threaded
+# process's threads are listed and opened once, then read with one pread each. Checked with strace counts on a sleeper, and with the truth on targets that wake up while watched: a
 # writer that starts after a quiet spell, a receiver that accepts a connection after its first samples, an
 # oom_score_adj written meanwhile, a sender that reconnects every few seconds (what a connection pool does).
 . "$(dirname "$0")/../lib.sh"
@@ -31,6 +32,29 @@ check "a socket-less process watched alone: one sock_diag dump (its first sample
     test "$DUMPS" -eq 1
 check "and its row still has every value (rates of 0, a score)" bash -c "
     grep -E '^ *$S ' '$TMP/quiet.txt' | tail -1 | grep -Eq '^ *$S +0 +0 +0\.0 +0 +[0-9]+ +0 +0 '"
+
+# ---- a multi-threaded process: one pread a thread a refresh, its threads listed and opened once ----
+start_target mt "$TARGETS/threads" 6 "$TMP/gap"; MT=$TARGET_PID
+wait_ready mt || fail "threads target did not start"
+NT=$(ls "/proc/$MT/task" | wc -l)
+strace -f -y -e trace=openat,getdents64,pread64 -o "$TMP/mt.strace" \
+    "$DIAGTOP" -b --json -n 6 -d 0.5 -p "$MT" >"$TMP/mt.json" 2>"$TMP/mt.err"
+OPENED=$(grep -c "openat([0-9]*</proc>, \"$MT/task/[0-9]*/schedstat\"" "$TMP/mt.strace")
+LISTED=$(grep -c "getdents64([0-9]*</proc/$MT/task>" "$TMP/mt.strace")
+READ=$(grep -c "pread64([0-9]*</proc/$MT/task/[0-9]*/schedstat>" "$TMP/mt.strace")
+check "$NT threads over 6 refreshes: each schedstat opened once ($OPENED), the threads listed once (getdents calls: $LISTED), read every refresh ($READ)" \
+    test "$OPENED" -eq "$NT" -a "$LISTED" -le 2 -a "$READ" -ge $((NT * 5))
+check "... and CSW/s is every thread's: the one that wakes each millisecond makes it about 1,000" json_eval "$TMP/mt.json" "
+    all(700 <= proc($MT, d)['scheduler']['switches_per_sec'] <= 1300 for d in docs[1:])"
+stop_pid "$MT"
+start_target churn "$TARGETS/churn"; CH=$TARGET_PID
+wait_ready churn || fail "churn target did not start"
+"$DIAGTOP" -b --json -n 4 -d 0.5 -p "$CH" >"$TMP/churn.json" 2>"$TMP/churn.err"
+check "threads born and ending all the time: WAIT% and CSW/s still read at every sample (listed again as needed)" \
+    json_eval "$TMP/churn.json" "
+    all(proc($CH, d)['scheduler']['switches_per_sec'] is not None and proc($CH, d)['scheduler']['switches_per_sec'] > 0
+        for d in docs[1:])"
+stop_pid "$CH"
 
 # ---- a writer that starts after a quiet spell: the skipped reads must not hide its first bytes ----
 start_target late "$BASH" -c "sleep 2.5; exec '$TARGETS/diskio' '$TMP' $((4 * MIB)) 0"; L=$TARGET_PID
